@@ -1,8 +1,34 @@
-"""jupyter-perf: a Jupyter-native profiler for Apache Spark."""
+"""jupyter-perf: a Jupyter-native profiler for Apache Spark.
+
+    import jupyter_perf as jp
+    spark = jp.spark_session()
+    run = jp.measure(lambda: df.collect())
+    run = jp.last_run()
+"""
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .model import Run  # noqa: E402  (the model needs no Spark)
+from .measuring import last_run, measure  # noqa: E402
+from .model import Run  # noqa: E402
 
-__all__ = ["Run", "__version__"]
+
+def spark_session(*args, **kwargs):
+    """The embedded default SparkSession (``local[*]``, sparkmeasure attached)."""
+    from .session import spark_session as _spark_session
+    return _spark_session(*args, **kwargs)
+
+
+def report_html(obj) -> str:
+    """A standalone HTML report (no network needed to view it) of a Run or Analysis."""
+    from .render import report_html as _report_html
+    return _report_html(getattr(obj, "run", obj))
+
+
+def load_ipython_extension(ipython) -> None:
+    from .magic import load_ipython_extension as _load
+    _load(ipython)
+
+
+__all__ = ["Run", "__version__", "last_run", "load_ipython_extension", "measure",
+           "report_html", "spark_session"]

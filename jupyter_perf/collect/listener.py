@@ -1,0 +1,89 @@
+"""sparkmeasure listeners: one StageMetrics and one TaskMetrics per SparkContext.
+
+The listeners are created once per SparkContext and reused for every cell
+(``begin()`` clears their buffers), so measuring many cells never adds more
+listeners to Spark's bus.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pandas as pd
+
+# sparkmeasure StageVals fields read back through py4j (names as sparkmeasure prints them).
+STAGE_FIELDS = [
+    "jobId", "stageId", "numTasks", "submissionTime", "completionTime", "stageDuration",
+    "executorRunTime", "executorCpuTime", "executorDeserializeTime", "jvmGCTime",
+    "resultSerializationTime", "shuffleFetchWaitTime", "shuffleWriteTime", "bytesRead",
+    "recordsRead", "bytesWritten", "recordsWritten", "shuffleTotalBytesRead",
+    "shuffleRemoteBytesRead", "shuffleLocalBytesRead", "shuffleBytesWritten",
+    "memoryBytesSpilled", "diskBytesSpilled", "peakExecutionMemory",
+]
+
+_lock = threading.Lock()
+_by_context: dict[int, "Listeners"] = {}
+
+
+class ListenerUnavailable(RuntimeError):
+    """The sparkmeasure jar is not on the driver's classpath."""
+
+
+class Listeners:
+    def __init__(self, spark):
+        from sparkmeasure import StageMetrics, TaskMetrics
+
+        self.spark = spark
+        try:
+            self.stage = StageMetrics(spark)
+            self.task = TaskMetrics(spark)
+        except Exception as exc:  # py4j: class not found
+            raise ListenerUnavailable(
+                "sparkmeasure jar not loaded (start Spark with jupyter_perf.spark_session() or add "
+                "spark.jars.packages=" + _package_hint() + "); collecting from the REST API only"
+            ) from exc
+
+    def begin(self) -> None:
+        self.stage.begin()
+        self.task.begin()
+
+    def end(self) -> None:
+        self.stage.end()
+        self.task.end()
+
+    def stage_metrics(self) -> pd.DataFrame:
+        """sparkmeasure's stage rows recorded since begin(), read field by field via py4j."""
+        buf = self.stage.stagemetrics.listenerStage().stageMetricsData()
+        rows: list[dict[str, Any]] = []
+        for i in range(buf.size()):
+            vals = buf.apply(i)
+            rows.append({f: getattr(vals, f)() for f in STAGE_FIELDS})
+        return pd.DataFrame(rows, columns=STAGE_FIELDS)
+
+    def task_metrics(self) -> pd.DataFrame:
+        """sparkmeasure's task rows (ms), for when the REST API is not available."""
+        return self.task.create_taskmetrics_DF().toPandas()
+
+
+def _package_hint() -> str:
+    from ..session import sparkmeasure_package
+    try:
+        return sparkmeasure_package()
+    except Exception:
+        return "ch.cern.sparkmeasure:spark-measure_2.12:0.24"
+
+
+def listeners_for(spark) -> Listeners:
+    """The session's listeners, created on first use (raises ListenerUnavailable)."""
+    key = id(spark.sparkContext._jsc)
+    with _lock:
+        found = _by_context.get(key)
+        if found is None:
+            found = Listeners(spark)
+            _by_context[key] = found
+        return found
+
+
+def registered_count() -> int:
+    with _lock:
+        return len(_by_context)

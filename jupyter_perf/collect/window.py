@@ -1,0 +1,228 @@
+"""Measure one window of driver code (a notebook cell or a function) as a ``Run``.
+
+The window tags every Spark job it starts with a unique job tag, so only its
+own work is attributed, even when other threads run jobs at the same time.
+When it ends it waits for Spark's listener bus to drain (listener lag), then
+reads the tagged jobs, their stage attempts and every task attempt from the
+live REST API, plus sparkmeasure's stage metrics and memory samples.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pandas as pd
+
+from ..model import Run, new_run_id, normalize_tasks
+from .listener import ListenerUnavailable, listeners_for
+from .rest import RestError, SparkRest
+from .rest_run import fetch_executors, fetch_stages, job_row
+from .sampler import MemorySampler, memory_rows
+
+TAG_PREFIX = "jupyter-perf-"
+SETTLE_TIMEOUT_S = 15.0
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _parse_memory(text: str | None) -> int | None:
+    if not text:
+        return None
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    t = str(text).strip().lower().rstrip("b")
+    try:
+        return int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(t)
+    except ValueError:
+        return None
+
+
+class Window:
+    """``start()`` before the code, ``finish()`` after it (also on failure)."""
+
+    def __init__(self, spark, *, kind: str = "cell", label: str = "", source: str = "",
+                 notebook: str = "", sample_interval: float = 0.5,
+                 settle_timeout: float = SETTLE_TIMEOUT_S):
+        self.spark = spark
+        self.sc = spark.sparkContext
+        self.run = Run(run_id=new_run_id(), kind=kind, label=label, source=source,
+                       notebook=notebook)
+        self.tag = TAG_PREFIX + self.run.run_id
+        self.sample_interval = sample_interval
+        self.settle_timeout = settle_timeout
+        self.listeners = None
+        self.rest: SparkRest | None = None
+        self.sampler: MemorySampler | None = None
+        self._tagged = False
+
+    # -- begin --------------------------------------------------------------
+    def start(self) -> "Window":
+        run = self.run
+        run.app_id = self.sc.applicationId
+        run.app_name = self.sc.appName
+        run.spark_version = self.sc.version
+        run.master = self.sc.master
+        try:
+            self.listeners = listeners_for(self.spark)
+            self.listeners.begin()
+        except ListenerUnavailable as exc:
+            run.warnings.append(str(exc))
+        ui = self.sc.uiWebUrl
+        if ui:
+            self.rest = SparkRest(ui, run.app_id)
+            self.sampler = MemorySampler(self.rest, self.sample_interval)
+            self.sampler.start()
+        else:
+            run.warnings.append("Spark UI is disabled (spark.ui.enabled=false): listener-only "
+                                "report without failed/killed attempts or memory; enable the UI "
+                                "for full detail")
+        self.sc.addJobTag(self.tag)
+        self._tagged = True
+        run.start_ms = time.time() * 1000.0
+        return self
+
+    def cancel(self) -> None:
+        """Cancel this window's running jobs (on interrupt)."""
+        try:
+            self.sc.cancelJobsWithTag(self.tag)
+        except Exception as exc:  # the JVM may be gone
+            self.run.warnings.append(f"could not cancel jobs: {_one_line(exc)}")
+
+    # -- end ----------------------------------------------------------------
+    def finish(self, status: str = "ok", error: str = "") -> Run:
+        run = self.run
+        run.end_ms = time.time() * 1000.0
+        run.status, run.error = status, error
+        if self._tagged:
+            try:
+                self.sc.removeJobTag(self.tag)
+            except Exception:
+                pass
+            self._tagged = False
+        if self.listeners is not None:
+            self.listeners.end()
+        self._drain_listener_bus()
+        job_ids = self._job_ids()
+        try:
+            if self.rest is not None:
+                self._collect_rest(job_ids)
+                run.collector = "sparkmeasure+rest" if self.listeners else "rest"
+            elif self.listeners is not None:
+                self._collect_listener_only(job_ids)
+                run.collector = "sparkmeasure"
+        except RestError as exc:
+            run.warnings.append(f"{exc}; the report is partial")
+            if self.listeners is not None and run.tasks.empty:
+                self._collect_listener_only(job_ids)
+                run.collector = "sparkmeasure"
+        finally:
+            if self.sampler is not None:
+                rows = self.sampler.stop()
+                if self.sampler.errors and not rows:
+                    run.warnings.append(f"memory sampler failed: {self.sampler.last_error}")
+                run.memory = pd.DataFrame(rows)
+            if self.rest is not None:
+                self.rest.close()
+        if self.listeners is not None:
+            stages = self.listeners.stage_metrics()
+            ids = {int(s) for s in run.stages["stage_id"]} if not run.stages.empty else set()
+            run.listener_stages = stages[stages["stageId"].isin(ids)].reset_index(drop=True) \
+                if ids else stages.iloc[0:0]
+        if run.jobs.empty and status == "ok":
+            run.status = "no-jobs"
+        run.__post_init__()
+        return run
+
+    def _drain_listener_bus(self) -> None:
+        """Block until Spark's listeners have seen every event posted so far (bounded)."""
+        try:
+            self.sc._jsc.sc().listenerBus().waitUntilEmpty(int(self.settle_timeout * 1000))
+        except Exception as exc:
+            self.run.warnings.append(
+                f"Spark's listener bus did not drain within {self.settle_timeout:.0f} s "
+                f"({_one_line(exc)}); late task metrics may be missing")
+
+    def _job_ids(self) -> list[int]:
+        try:
+            ids = self.sc._jsc.sc().statusTracker().getJobIdsForTag(self.tag)
+            return sorted(int(i) for i in ids)
+        except Exception:
+            pass
+        if self.rest is None:
+            return []
+        try:  # Spark without job-tag lookups: filter the REST job list by tag
+            return sorted(int(j["jobId"]) for j in self.rest.jobs()
+                          if self.tag in (j.get("jobTags") or []))
+        except (RestError, KeyError):
+            return []
+
+    def _collect_rest(self, job_ids: list[int]) -> None:
+        run, rest = self.run, self.rest
+        assert rest is not None
+        jobs = [self._settled_job(j) for j in job_ids]
+        jobs = [j for j in jobs if j is not None]
+        run.jobs = pd.DataFrame([job_row(j) for j in jobs])
+        stage_ids = sorted({s for j in jobs for s in j.get("stageIds", [])})
+        stages, tasks, warnings = fetch_stages(rest, stage_ids)
+        run.stages, run.tasks = stages, tasks
+        run.warnings.extend(warnings)
+        executors = fetch_executors(rest)
+        if not executors.empty:
+            executors = self._with_heap_limits(executors)
+            run.executors = executors
+            if self.sampler is not None:   # one last sample, after the window
+                self.sampler.rows.extend(memory_rows(rest.all_executors(), time.time() * 1000.0))
+
+    def _settled_job(self, job_id: int) -> dict[str, Any] | None:
+        """The job once Spark's status store marks it finished (bounded wait)."""
+        assert self.rest is not None
+        deadline = time.monotonic() + self.settle_timeout
+        while True:
+            try:
+                job = self.rest.job(job_id)
+            except KeyError:
+                self.run.warnings.append(f"job {job_id} is no longer in Spark's UI store")
+                return None
+            if job.get("status") != "RUNNING":
+                return job
+            if time.monotonic() > deadline:
+                self.run.warnings.append(
+                    f"job {job_id} still running after {self.settle_timeout:.0f} s; "
+                    "its numbers are partial")
+                return job
+            time.sleep(0.1)
+
+    def _with_heap_limits(self, executors: pd.DataFrame) -> pd.DataFrame:
+        conf = self.sc.getConf()
+        driver_heap = None
+        try:
+            driver_heap = int(self.sc._jvm.java.lang.Runtime.getRuntime().maxMemory())
+        except Exception:
+            driver_heap = _parse_memory(conf.get("spark.driver.memory", "1g"))
+        executor_heap = _parse_memory(conf.get("spark.executor.memory", "1g"))
+        executors["jvm_heap_limit_bytes"] = [
+            driver_heap if e == "driver" else executor_heap for e in executors["executor_id"]]
+        return executors
+
+    def _collect_listener_only(self, job_ids: list[int]) -> None:
+        run = self.run
+        assert self.listeners is not None
+        raw = self.listeners.task_metrics()
+        if job_ids and "jobId" in raw.columns:
+            raw = raw[raw["jobId"].isin(job_ids)]
+        run.tasks = normalize_tasks(raw.reset_index(drop=True), "sparkmeasure")
+        stages = self.listeners.stage_metrics()
+        if job_ids:
+            stages = stages[stages["jobId"].isin(job_ids)]
+        run.stages = pd.DataFrame({
+            "stage_id": stages["stageId"].astype(int), "attempt": 0, "status": "COMPLETE",
+            "num_tasks": stages["numTasks"].astype(int),
+            "submission_ms": stages["submissionTime"].astype(float),
+            "completion_ms": stages["completionTime"].astype(float)})
+        run.jobs = pd.DataFrame({"job_id": job_ids})
+        cores = self.sc.defaultParallelism
+        run.executors = pd.DataFrame([{"executor_id": "driver" if self.sc.master.startswith("local")
+                                       else "unknown", "total_cores": cores}])
+        run.warnings.append("slots estimated from spark.default.parallelism (no REST API)")

@@ -1,0 +1,178 @@
+"""``%%perfmeasure`` (cell) and ``%perfmeasure`` (line), loaded by ``%load_ext jupyter_perf``."""
+from __future__ import annotations
+
+import ast
+import contextlib
+import os
+import shlex
+import signal
+import sys
+import threading
+import time
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.display import display
+
+from .measuring import analysis_or_none, remember, save
+from .render import inline
+from .store import StoreError, default_store, valid_run_id
+
+HELP = """%%perfmeasure [-o NAME] [--label TEXT] [--no-report]
+    Run the cell as usual and show why it took the time it took.
+    -o NAME        bind the Run to NAME in the notebook
+    --label TEXT   a label for the run list
+    --no-report    store the run but show only a one-line summary
+%perfmeasure list [N]         recent runs (from every kernel)
+%perfmeasure show RUN_ID      show a stored run's report
+%perfmeasure help             this text
+"""
+
+
+@magics_class
+class PerfMagics(Magics):
+    @magic_arguments()
+    @argument("-o", "--output", default=None, help="bind the Run to this name")
+    @argument("--label", default="", help="a label for the run list")
+    @argument("--no-report", action="store_true", help="store the run, show one line")
+    @argument("rest", nargs="*", help="line mode: list | show RUN | help")
+    @line_cell_magic
+    def perfmeasure(self, line: str, cell: str | None = None):
+        try:
+            args = self.perfmeasure.parser.parse_args(shlex.split(line))
+        except Exception as exc:  # argparse's SystemExit included
+            print(f"perfmeasure: {exc}; try %perfmeasure help", file=sys.stderr)
+            return None
+        if cell is None:
+            return self._line(args.rest)
+        return self._cell(cell, args)
+
+    # -- line magic ---------------------------------------------------------
+    def _line(self, rest: list[str]):
+        verb = rest[0] if rest else "help"
+        if verb == "help":
+            print(HELP)
+        elif verb == "list":
+            limit = int(rest[1]) if len(rest) > 1 and rest[1].isdigit() else 20
+            print(format_run_list(default_store().list(limit=limit)))
+        elif verb == "show" and len(rest) == 2:
+            self._show(rest[1])
+        else:
+            print(f"perfmeasure: unknown command {' '.join(rest)!r}; try %perfmeasure help",
+                  file=sys.stderr)
+
+    def _show(self, run_id: str):
+        if not valid_run_id(run_id):
+            print(f"perfmeasure: {run_id!r} is not a run id; see %perfmeasure list", file=sys.stderr)
+            return
+        try:
+            run = default_store().load(run_id)
+        except KeyError:
+            print(f"perfmeasure: no run {run_id}; see %perfmeasure list", file=sys.stderr)
+            return
+        except StoreError as exc:
+            print(f"perfmeasure: {exc}", file=sys.stderr)
+            return
+        display(inline.bundle(run), raw=True)
+
+    # -- cell magic ---------------------------------------------------------
+    def _cell(self, cell: str, args):
+        from .collect import Window
+        from .session import SessionError, active_session, spark_session
+
+        ns = self.shell.user_ns
+        spark = active_session()
+        if spark is None:
+            try:
+                spark = spark_session()
+            except SessionError as exc:
+                print(f"perfmeasure: {exc}; running the cell unmeasured", file=sys.stderr)
+                return self._run_plain(cell)
+            ns.setdefault("spark", spark)   # the session we started, for the cell to use
+        notebook = ns.get("__session__") or os.environ.get("JPY_SESSION_NAME", "")
+        window = Window(spark, kind="cell", label=args.label, source=cell,
+                        notebook=str(notebook or "")).start()
+        try:
+            with plain_sigint():
+                value = self._run_plain(cell)
+        except KeyboardInterrupt:
+            window.cancel()
+            self._finish(window, args, "interrupted", "KeyboardInterrupt")
+            raise
+        except BaseException as exc:
+            self._finish(window, args, "failed",
+                         (f"{type(exc).__name__}: {exc}".splitlines() or [""])[0])
+            raise
+        self._finish(window, args, "ok", "")
+        return value
+
+    def _run_plain(self, cell: str):
+        """Run the cell body as IPython would; return the last expression's value."""
+        shell = self.shell
+        source = shell.transform_cell(cell)
+        filename = shell.compile.cache(source, shell.execution_count)  # tracebacks show the cell
+        tree = shell.compile.ast_parse(source, filename=filename)
+        tree = shell.transform_ast(tree)
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        ns = shell.user_ns
+        if tree.body:
+            exec(shell.compile(tree, filename, "exec"), ns)
+        if last is not None:
+            return eval(shell.compile(last, filename, "eval"), ns)
+        return None
+
+    def _finish(self, window, args, status: str, error: str) -> None:
+        started = time.monotonic()
+        run = window.finish(status, error)
+        analysis, summary = analysis_or_none(run)
+        remember(run)
+        save(run, summary)
+        run.extra["collect_s"] = round(time.monotonic() - started, 3)
+        if args.output:
+            self.shell.user_ns[args.output] = run
+        if run.status == "no-jobs":
+            print(f"perfmeasure: no Spark jobs ran in this cell ({run.wall_ms / 1000:.2f} s); "
+                  "nothing to profile")
+            return
+        if args.no_report:
+            print(f"perfmeasure: {run.describe()} — %perfmeasure show {run.run_id}")
+            return
+        display(inline.bundle(run, analysis), raw=True)
+
+
+@contextlib.contextmanager
+def plain_sigint():
+    """Ctrl-C raises KeyboardInterrupt, as in ipykernel, instead of pyspark's handler.
+
+    pyspark's SIGINT handler calls Spark from inside the signal handler, on the
+    same py4j connection the interrupted call is still reading: a reentrant
+    call that turns the interrupt into a Py4JError. The window cancels its own
+    tagged jobs once the KeyboardInterrupt has unwound.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def format_run_list(rows: list[dict]) -> str:
+    if not rows:
+        return "No runs yet: put %%perfmeasure on top of a cell that runs Spark."
+    lines = [f"{'run id':<24} {'when':<19} {'wall':>9} {'tasks':>7}  status    label / first line"]
+    for r in rows:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime((r["created_ms"] or 0) / 1000))
+        text = (r.get("label") or r.get("first_line") or "")[:60]
+        lines.append(f"{r['run_id']:<24} {when:<19} {(r['wall_ms'] or 0) / 1000:>8.2f}s "
+                     f"{r['num_tasks'] or 0:>7}  {r['status'] or '':<9} {text}")
+    return "\n".join(lines)
+
+
+def load_ipython_extension(ipython) -> None:
+    ipython.register_magics(PerfMagics)
+

@@ -1,0 +1,102 @@
+"""The embedded default SparkSession, with sparkmeasure attached.
+
+``spark_session()`` returns the active session if there is one (never a
+second one); otherwise it builds ``local[*]`` with the sparkmeasure jar that
+matches the running Spark's Scala version, and with settings that make
+executor memory metrics arrive during short cells.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from typing import Any
+
+SPARKMEASURE_VERSION = "0.24"
+SPARKMEASURE_GROUP = "ch.cern.sparkmeasure"
+
+# Settings that make the measurements useful in short notebook cells.
+DEFAULT_CONF: dict[str, str] = {
+    "spark.ui.showConsoleProgress": "false",          # the report, not a text bar, shows progress
+    "spark.executor.heartbeatInterval": "1s",          # executor metrics arrive during short cells
+    "spark.executor.metrics.pollingInterval": "250ms",
+    "spark.executor.processTreeMetrics.enabled": "true",
+    "spark.eventLog.logStageExecutorMetrics": "true",
+    "spark.ui.retainedTasks": "1000000",               # keep every task of a cell for the REST API
+    "spark.sql.ui.retainedExecutions": "200",
+}
+
+
+class SessionError(RuntimeError):
+    """A one-line problem starting Spark, with the next step in the message."""
+
+
+def scala_binary_version(pyspark_version: str | None = None) -> str:
+    """'2.12' for Spark 3.x, '2.13' for Spark 4.x (read from the jars when they are there)."""
+    import pyspark
+
+    jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+    try:
+        for name in os.listdir(jars):
+            if name.startswith("scala-library-") and name.endswith(".jar"):
+                return ".".join(name[len("scala-library-"):-4].split(".")[:2])
+    except OSError:
+        pass
+    major = int((pyspark_version or pyspark.__version__).split(".")[0])
+    return "2.13" if major >= 4 else "2.12"
+
+
+def sparkmeasure_package(scala: str | None = None) -> str:
+    return f"{SPARKMEASURE_GROUP}:spark-measure_{scala or scala_binary_version()}:{SPARKMEASURE_VERSION}"
+
+
+def check_java() -> str:
+    """Return the java version line, or raise a SessionError that says what to install."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        raise SessionError("no Java runtime found: install JDK 17 (e.g. `apt-get install "
+                           "openjdk-17-jdk-headless`) or set JAVA_HOME")
+    out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    return (out.stderr or out.stdout).splitlines()[0] if (out.stderr or out.stdout) else "java"
+
+
+def active_session():
+    """The active SparkSession, or None. Never creates one."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        return None
+    return SparkSession.getActiveSession()
+
+
+def spark_session(master: str | None = None, app_name: str = "jupyter-perf", **conf: Any):
+    """The embedded default session: ``local[*]`` with sparkmeasure attached.
+
+    Keyword arguments are Spark settings; use underscores for dots is *not*
+    done — pass them as ``**{"spark.sql.shuffle.partitions": "8"}``. If a
+    session is already active it is returned unchanged (with a note if the
+    requested settings differ).
+    """
+    from pyspark.sql import SparkSession
+
+    existing = SparkSession.getActiveSession()
+    if existing is not None:
+        return existing
+    check_java()
+    settings = dict(DEFAULT_CONF)
+    settings.update({k: str(v) for k, v in conf.items()})
+    packages = [p for p in settings.get("spark.jars.packages", "").split(",") if p]
+    if not any("spark-measure" in p for p in packages):
+        packages.append(sparkmeasure_package())
+    settings["spark.jars.packages"] = ",".join(packages)
+    builder = SparkSession.builder.master(master or settings.pop("spark.master", "local[*]"))
+    builder = builder.appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        return builder.getOrCreate()
+    except Exception as exc:  # JVM start or Ivy resolution failed
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SessionError(f"could not start Spark: {first}; check JDK 17 and that Maven "
+                           f"Central is reachable for {sparkmeasure_package()}") from exc

@@ -1,0 +1,171 @@
+"""%%perfmeasure in a real IPython shell on real Spark (local[2])."""
+from __future__ import annotations
+
+import html as html_lib
+import math
+import signal
+import threading
+import time
+
+import pytest
+
+from conftest import rest_stages, run_cell
+
+GROUPBY = """%%perfmeasure -o grp --label "groupBy test"
+df = spark.range(0, 2_000_000, 1, 6).selectExpr("id % 500 as k", "id as v")
+print("before the report")
+rows = df.groupBy("k").sum("v").collect()
+len(rows)
+"""
+
+
+@pytest.fixture(scope="module")
+def shell(ipshell, spark_local):
+    ipshell.user_ns["spark"] = spark_local
+    return ipshell
+
+
+def assert_matches_spark(run, spark):
+    """Per stage attempt: our sums over task attempts == Spark's REST /stages == sparkmeasure."""
+    table = run.stage_table()
+    ran = table[table["status"] != "SKIPPED"]
+    assert len(ran) >= 2, table
+    for _, row in ran.iterrows():
+        [rest] = [a for a in rest_stages(spark, row.stage_id) if a["attemptId"] == row.attempt]
+        assert row.executor_run_time_ms == rest["executorRunTime"]
+        assert row.executor_cpu_time_ms == pytest.approx(rest["executorCpuTime"] / 1e6, abs=1e-3)
+        assert row.jvm_gc_time_ms == rest["jvmGcTime"]
+        assert row.shuffle_fetch_wait_ms == rest["shuffleFetchWaitTime"]
+        assert row.shuffle_write_time_ms == pytest.approx(rest["shuffleWriteTime"] / 1e6, abs=1e-3)
+        assert row.task_attempts == rest["numCompleteTasks"] + rest["numFailedTasks"] + rest["numKilledTasks"]
+        assert row.num_tasks == rest["numTasks"]
+        for ours, theirs in [("input_bytes", "inputBytes"), ("output_bytes", "outputBytes"),
+                             ("shuffle_read_bytes", "shuffleReadBytes"),
+                             ("shuffle_write_bytes", "shuffleWriteBytes")]:
+            assert row[ours] == rest[theirs], ours
+    # sparkmeasure's own stage metrics (ms, truncated per stage) for the same stages
+    sm = run.listener_stages.groupby("stageId").sum(numeric_only=True)
+    assert set(sm.index) == set(ran["stage_id"])
+    for _, row in ran.iterrows():
+        s = sm.loc[row.stage_id]
+        assert row.executor_run_time_ms == s["executorRunTime"]
+        assert math.floor(row.executor_cpu_time_ms) == pytest.approx(s["executorCpuTime"], abs=1)
+        assert row.jvm_gc_time_ms == s["jvmGCTime"]
+        assert row.shuffle_fetch_wait_ms == s["shuffleFetchWaitTime"]
+        assert math.floor(row.shuffle_write_time_ms) == pytest.approx(s["shuffleWriteTime"], abs=1)
+        assert row.task_attempts == s["numTasks"]
+        assert row.shuffle_write_bytes == s["shuffleBytesWritten"]
+        assert row.shuffle_read_bytes == s["shuffleTotalBytesRead"]
+    return ran
+
+
+def test_groupby_cell_matches_spark_rest_and_sparkmeasure(shell, spark_local):
+    result, cap = run_cell(shell, GROUPBY)
+    assert result.error_in_exec is None
+    assert result.result == 500                       # the last expression still displays
+    assert len(shell.user_ns["rows"]) == 500          # assignments land in the namespace
+    assert "before the report" in cap.stdout
+    assert "jupyter-perf-report" in cap.outputs[-1].data["text/html"]   # the report, shown inline
+    run = shell.user_ns["grp"]
+    assert run.label == "groupBy test" and run.status == "ok"
+    assert run.collector == "sparkmeasure+rest"
+    assert run.slots == 2
+    assert_matches_spark(run, spark_local)
+    # the task table is in ms: no task ran longer than the window
+    assert (run.tasks["duration_ms"] <= run.wall_ms + 1).all()
+    assert (run.tasks["cpu_ms"] <= run.tasks["run_ms"] + 1).all()
+    assert not run.memory.empty and (run.memory["max_memory_bytes"].astype(float) > 0).all()
+    assert run.executors["peak_jvm_heap_bytes"].astype(float).max() > 0
+
+
+def test_report_is_displayed_inline_as_isolated_iframe(shell):
+    _, cap = run_cell(shell, "%%perfmeasure --label '<b>x</b>'\nspark.range(1000).count()\n")
+    html = cap.outputs[-1].data["text/html"]
+    assert html.startswith("<iframe") and "srcdoc=" in html
+    # the whole document sits escaped inside srcdoc: no live tag of the report leaks out
+    assert html.count("<") == 2 and html.endswith("</iframe>")     # <iframe ...> and </iframe>
+    assert "<script" not in html and "&lt;script" in html
+    doc = html_lib.unescape(html.split('srcdoc="', 1)[1][: -len('"></iframe>')])
+    assert doc.startswith("<!DOCTYPE html>")
+    # in the document's JSON the Div text holds the label escaped once: &lt;b&gt; is text, not a tag
+    assert "&amp;lt;b&amp;gt;x&amp;lt;/b&amp;gt;" in doc and "<b>x</b>" not in doc
+
+
+def test_two_queries_in_one_cell_are_both_attributed(shell, spark_local):
+    # a job outside the cell must not be attributed
+    sc = spark_local.sparkContext
+    sc.addJobTag("outside")
+    spark_local.range(10).count()
+    sc.removeJobTag("outside")
+    outside = set(sc._jsc.sc().statusTracker().getJobIdsForTag("outside"))
+    assert outside
+    result, _ = run_cell(shell, """%%perfmeasure -o two
+a = spark.range(0, 100000, 1, 3).selectExpr("id % 7 as k").groupBy("k").count().collect()
+b = spark.range(0, 50000, 1, 5).selectExpr("sum(id)").collect()
+""")
+    assert result.error_in_exec is None
+    run = shell.user_ns["two"]
+    counts = sorted(run.stage_table().query("status == 'COMPLETE'")["num_tasks"].tolist())
+    assert 3 in counts and 5 in counts                 # both queries' map stages are there
+    assert all(("jupyter-perf-" + run.run_id) in tags for tags in run.jobs["job_tags"])
+    assert not set(run.jobs["job_id"]) & outside
+
+
+def test_cell_without_spark_jobs_says_so(shell):
+    result, cap = run_cell(shell, "%%perfmeasure -o nothing\nx = sum(range(10))\n")
+    assert result.error_in_exec is None
+    assert "no Spark jobs ran" in cap.stdout
+    assert shell.user_ns["nothing"].status == "no-jobs"
+    assert shell.user_ns["x"] == 45
+
+
+def test_failing_cell_stores_finished_stages_and_reraises(shell):
+    import jupyter_perf as jp
+    from jupyter_perf.store import default_store
+
+    result, _ = run_cell(shell, """%%perfmeasure
+spark.range(0, 10000, 1, 4).selectExpr("id % 3 as k").groupBy("k").count().collect()
+raise ValueError("boom from the cell")
+""")
+    assert isinstance(result.error_in_exec, ValueError)
+    assert str(result.error_in_exec) == "boom from the cell"
+    run = jp.last_run()
+    assert run.status == "failed" and "boom from the cell" in run.error
+    assert (run.stages["status"] == "COMPLETE").sum() >= 1
+    stored = default_store().load(run.run_id)
+    assert stored.status == "failed" and len(stored.tasks) == len(run.tasks) > 0
+
+
+def test_interrupted_cell_cancels_jobs_and_stores_partial_run(shell, spark_local):
+    import jupyter_perf as jp
+    from jupyter_perf.store import default_store
+
+    main = threading.main_thread().ident
+    sc = spark_local.sparkContext
+
+    def interrupt_when_running():
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if sc.statusTracker().getActiveStageIds():
+                time.sleep(1.0)
+                signal.pthread_kill(main, signal.SIGINT)
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=interrupt_when_running, daemon=True)
+    killer.start()
+    result, _ = run_cell(shell, """%%perfmeasure
+spark.range(0, 4, 1, 4).rdd.map(lambda x: __import__("time").sleep(30) or x).count()
+""")
+    killer.join()
+    assert isinstance(result.error_in_exec, KeyboardInterrupt)
+    run = jp.last_run()
+    assert run.status == "interrupted"
+    assert len(run.jobs) == 1 and run.jobs["status"].iloc[0] == "FAILED"   # cancelled, not left running
+    assert default_store().load(run.run_id).status == "interrupted"
+    deadline = time.time() + 30
+    while sc.statusTracker().getActiveJobsIds() and time.time() < deadline:
+        time.sleep(0.2)
+    assert not sc.statusTracker().getActiveJobsIds()
+    # the session still works after the interrupt
+    assert spark_local.range(5).count() == 5

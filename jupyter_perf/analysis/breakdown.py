@@ -1,0 +1,95 @@
+"""Time breakdown of each task attempt (DESIGN.md "Time breakdown"), in ms.
+
+Outside ``executorRunTime``: scheduler delay, deserialize, result serialization, getting
+result (all measured by Spark), plus ``unaccounted`` = duration minus all of those and the run
+time (estimated; usually 0). Inside ``executorRunTime``: CPU, GC, shuffle fetch wait, shuffle
+write (measured) and the rest = run − CPU − GC − fetch wait − shuffle write (never negative),
+which stock Spark does not explain: it is *input/output wait (estimated)* for attempts that
+read input or wrote output, else *other wait (estimated)* (Python workers, locks, CPU
+contention). Failed and killed attempts are included: they used their slot.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..model import Run
+
+# component -> (label, measured|estimated, Spark metric users search for)
+COMPONENTS: dict[str, tuple[str, str, str]] = {
+    "scheduler_delay": ("scheduler delay", "measured", "schedulerDelay"),
+    "deserialize": ("task deserialization", "measured", "executorDeserializeTime"),
+    "result_serialization": ("result serialization", "measured", "resultSerializationTime"),
+    "getting_result": ("getting result", "measured", "gettingResultTime"),
+    "cpu": ("CPU", "measured", "executorCpuTime"),
+    "gc": ("JVM GC", "measured", "jvmGcTime"),
+    "shuffle_fetch_wait": ("shuffle read blocked", "measured", "shuffleFetchWaitTime"),
+    "shuffle_write": ("shuffle write", "measured", "shuffleWriteTime"),
+    "io_wait_est": ("input/output wait (estimated)", "estimated",
+                    "executorRunTime - CPU - GC - fetch wait - shuffle write"),
+    "other_wait_est": ("other wait (estimated)", "estimated",
+                       "executorRunTime - CPU - GC - fetch wait - shuffle write"),
+    "unaccounted": ("unaccounted (estimated)", "estimated",
+                    "duration - run - scheduler delay - deserialize - result ser. - getting result"),
+}
+
+# Coarse categories the verdict reasons about.
+CATEGORIES: dict[str, tuple[str, ...]] = {
+    "cpu": ("cpu",),
+    "gc": ("gc",),
+    "shuffle": ("shuffle_fetch_wait", "shuffle_write"),
+    "io": ("io_wait_est",),
+    "overhead": ("scheduler_delay", "deserialize", "result_serialization", "getting_result",
+                 "unaccounted"),
+    "other_wait": ("other_wait_est",),
+}
+
+
+def task_breakdown(run: Run, durations: np.ndarray | None = None) -> pd.DataFrame:
+    """One row per task attempt (row order of ``run.tasks``), one ms column per component."""
+    t = run.tasks
+    run_ms = t["run_ms"].to_numpy(dtype="float64")
+    cpu = t["cpu_ms"].to_numpy(dtype="float64")
+    gc = t["gc_ms"].to_numpy(dtype="float64")
+    fw = t["fetch_wait_ms"].to_numpy(dtype="float64")
+    sw = t["shuffle_write_time_ms"].to_numpy(dtype="float64")
+    rest = np.maximum(run_ms - cpu - gc - fw - sw, 0.0)
+    does_io = ((t["input_bytes"].to_numpy() > 0) | (t["output_bytes"].to_numpy() > 0))
+    if durations is None:
+        durations = t["duration_ms"].to_numpy(dtype="float64")
+    outside = {
+        "scheduler_delay": t["scheduler_delay_ms"].to_numpy(dtype="float64"),
+        "deserialize": t["deserialize_ms"].to_numpy(dtype="float64"),
+        "result_serialization": t["result_serialization_ms"].to_numpy(dtype="float64"),
+        "getting_result": t["getting_result_ms"].to_numpy(dtype="float64"),
+    }
+    unaccounted = np.maximum(durations - run_ms - sum(outside.values()), 0.0)
+    return pd.DataFrame({
+        **outside,
+        "cpu": cpu, "gc": gc, "shuffle_fetch_wait": fw, "shuffle_write": sw,
+        "io_wait_est": np.where(does_io, rest, 0.0),
+        "other_wait_est": np.where(does_io, 0.0, rest),
+        "unaccounted": unaccounted,
+    }, index=t.index)
+
+
+def totals(per_task: pd.DataFrame) -> dict[str, dict]:
+    """Component -> {ms, share, kind, label, spark_metric}; shares of the summed components."""
+    sums = per_task.sum(axis=0) if len(per_task) else pd.Series(0.0, index=list(COMPONENTS))
+    total = float(sums.sum())
+    out: dict[str, dict] = {}
+    for name, (label, kind, metric) in COMPONENTS.items():
+        ms = float(sums.get(name, 0.0))
+        out[name] = {"ms": ms, "share": (ms / total) if total > 0 else 0.0, "kind": kind,
+                     "label": label, "spark_metric": metric}
+    return out
+
+
+def category_shares(breakdown: dict[str, dict]) -> dict[str, float]:
+    return {cat: sum(breakdown[c]["share"] for c in comps) for cat, comps in CATEGORIES.items()}
+
+
+def stage_breakdown(run: Run, per_task: pd.DataFrame) -> pd.DataFrame:
+    """Component sums per stage attempt (index: stage_id, stage_attempt)."""
+    keys = run.tasks[["stage_id", "stage_attempt"]]
+    return per_task.join(keys).groupby(["stage_id", "stage_attempt"]).sum()

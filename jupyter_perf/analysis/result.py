@@ -1,0 +1,290 @@
+"""``analyze(run) -> Analysis``: the object the report, the CLI and users read."""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..model import STAGE_SUM_COLUMNS, Run
+from . import breakdown as _bd
+from .replay import ReplayResult, replay
+from .resources import ResourceParams, resource_model
+from .stragglers import MIN_EXCESS_MS, THRESHOLD, analyze_stragglers, straggler_summary
+from .timeline import Timeline, build_timeline, parse_parent_ids
+from .verdict import verdict
+from .whatif import ScenarioInputs, predict, scenario_durations
+
+STAGE_KEYS = ["stage_id", "attempt", "status", "num_tasks", "executor_run_time_ms",
+              "executor_cpu_time_ms", "jvm_gc_time_ms", "shuffle_fetch_wait_ms",
+              "shuffle_write_time_ms", "input_bytes", "output_bytes", "shuffle_read_bytes",
+              "shuffle_write_bytes", "failed_tasks"]
+
+
+def jsonable(value: Any) -> Any:
+    """numpy/pandas scalars and containers -> plain JSON types (NaN/inf -> None)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray, pd.Series)):
+        return [jsonable(v) for v in list(value)]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return v if math.isfinite(v) else None
+    if value is None or value is pd.NaT:
+        return None
+    if isinstance(value, str):
+        return value
+    try:
+        if pd.isna(value):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return str(value)
+
+
+class Analysis:
+    """Everything the analysis knows about one :class:`~jupyter_perf.model.Run`.
+
+    ``whatif(...)`` answers one question in ms; ``summary()`` is the JSON-able digest;
+    ``stragglers`` a DataFrame (one row per straggler or data-skewed task);
+    ``task_breakdown`` one row per task attempt.
+    """
+
+    def __init__(self, run: Run, *, straggler_threshold: float = THRESHOLD,
+                 straggler_min_ms: float = MIN_EXCESS_MS,
+                 resource_params: ResourceParams | None = None) -> None:
+        self.run = run
+        self.straggler_threshold = straggler_threshold
+        self.straggler_min_ms = straggler_min_ms
+        self.resource_params = resource_params or ResourceParams()
+        self.timeline: Timeline = build_timeline(run)
+        self._cache: dict[tuple, float] = {}
+
+    # -- pieces -----------------------------------------------------------
+    @functools.cached_property
+    def task_breakdown(self) -> pd.DataFrame:
+        return _bd.task_breakdown(self.run, self.timeline.duration)
+
+    @functools.cached_property
+    def breakdown(self) -> dict[str, dict]:
+        return _bd.totals(self.task_breakdown)
+
+    @functools.cached_property
+    def _stragglers(self) -> tuple[pd.DataFrame, np.ndarray]:
+        return analyze_stragglers(self.run, self.timeline, self.task_breakdown,
+                                  self.straggler_threshold, self.straggler_min_ms)
+
+    @property
+    def stragglers(self) -> pd.DataFrame:
+        """One row per straggler (``kind == 'straggler'``, with ``causes``) or data-skewed
+        task (``kind == 'data_skew'``, ``data_skew`` True)."""
+        return self._stragglers[0]
+
+    @functools.cached_property
+    def _inputs(self) -> ScenarioInputs:
+        return ScenarioInputs.build(self.run, self.timeline.duration, self.task_breakdown,
+                                    self._stragglers[1])
+
+    @functools.cached_property
+    def baseline(self) -> ReplayResult:
+        """The replay of the measured durations, with simulated starts per task."""
+        return replay(self.timeline, self.timeline.duration, 1.0, want_starts=True)
+
+    # -- numbers ----------------------------------------------------------
+    @property
+    def wall_ms(self) -> float:
+        return self.timeline.wall_ms
+
+    @property
+    def actual_ms(self) -> float:
+        """Time tasks of the run spanned inside its window (the replay's ground truth)."""
+        return self.timeline.actual_ms
+
+    @property
+    def driver_gap_ms(self) -> float:
+        return self.timeline.driver_gap_ms
+
+    @property
+    def simulated_baseline_ms(self) -> float:
+        return self.baseline.total_ms
+
+    @property
+    def model_error(self) -> float:
+        actual = self.actual_ms
+        if actual <= 0:
+            return 0.0
+        return abs(self.simulated_baseline_ms - actual) / actual
+
+    def simulate(self, disk: float = 1.0, network: float = 1.0, slots_factor: float = 1.0,
+                 gc: bool = True, stragglers: bool = True) -> float:
+        """Raw simulated time of the task groups for a scenario (no driver gaps, not scaled)."""
+        key = (float(disk), float(network), float(slots_factor), bool(gc), bool(stragglers))
+        if key not in self._cache:
+            if key == (1.0, 1.0, 1.0, True, True):
+                self._cache[key] = self.simulated_baseline_ms
+            else:
+                d = scenario_durations(self._inputs, disk, network, gc, stragglers)
+                if d is self.timeline.duration and slots_factor == 1.0:
+                    self._cache[key] = self.simulated_baseline_ms    # nothing changed
+                else:
+                    self._cache[key] = replay(self.timeline, d, slots_factor).total_ms
+        return self._cache[key]
+
+    def whatif(self, disk: float = 1.0, network: float = 1.0, slots_factor: float = 1.0,
+               gc: bool = True, stragglers: bool = True) -> float:
+        """Predicted wall time (ms) of the run in a changed world.
+
+        ``disk``/``network``: speed-up factors (1 = as measured, ``float('inf')`` = free);
+        ``slots_factor``: multiply every group's slots; ``gc=False``: no GC time;
+        ``stragglers=False``: stragglers brought to their stage's median progress rate.
+        Driver gaps stay fixed; task time is scaled by the replay:
+        ``driver_gap_ms + actual_ms × simulate(scenario) / simulate(baseline)`` — so
+        ``whatif()`` with no arguments is exactly ``wall_ms``.
+        """
+        sim = self.simulate(disk, network, slots_factor, gc, stragglers)
+        return predict(self.actual_ms, self.driver_gap_ms, self.simulated_baseline_ms, sim)
+
+    @functools.cached_property
+    def resources(self) -> dict:
+        """The monotask model (seed 004): ideal time per resource and the bottleneck."""
+        return resource_model(self.run, self.timeline, self.resource_params)
+
+    # -- tables -----------------------------------------------------------
+    def stage_table(self) -> pd.DataFrame:
+        """Stages with sums over all their task attempts (as ``run.stage_table()``: the sums
+        Spark's REST /stages reports), plus stages seen only in tasks and per-status counts.
+
+        Same numbers as :meth:`Run.stage_table`, computed in one vectorised groupby (the
+        model's per-group ``apply`` costs ~0.4 s per million tasks).
+        """
+        run = self.run
+        keys = ["stage_id", "attempt"]
+        t = run.tasks
+        sums = list(STAGE_SUM_COLUMNS)
+        if len(t):
+            status = t["status"]
+            frame = pd.DataFrame({new: t[old] for new, old in STAGE_SUM_COLUMNS.items()})
+            frame["task_attempts"] = 1
+            frame["failed_tasks"] = (status == "FAILED").astype("int64")
+            frame["killed_tasks"] = (status == "KILLED").astype("int64")
+            frame["succeeded_tasks"] = status.isin(["SUCCESS", ""]).astype("int64")
+            frame["stage_id"] = t["stage_id"]
+            frame["attempt"] = t["stage_attempt"]
+            agg = frame.groupby(keys, sort=True).sum()
+            g = t.groupby(["stage_id", "stage_attempt"], sort=True)
+            agg["distinct_tasks"] = g["index"].nunique().to_numpy()
+            agg["first_launch_ms"] = g["launch_ms"].min().to_numpy()
+            agg["last_finish_ms"] = g["finish_ms"].max().to_numpy()
+            agg = agg.reset_index()
+        else:
+            agg = pd.DataFrame(columns=keys + sums + ["task_attempts", "failed_tasks"])
+        stages = run.stages.copy()
+        if stages.empty:
+            table = agg
+        else:
+            stages["stage_id"] = pd.to_numeric(stages["stage_id"]).astype("int64")
+            stages["attempt"] = pd.to_numeric(stages["attempt"]).fillna(0).astype("int64")
+            table = stages.merge(agg, on=keys, how="outer")
+        for col in ("status", "num_tasks", "name"):
+            if col not in table.columns:
+                table[col] = None
+        for col in ("killed_tasks", "succeeded_tasks", "distinct_tasks", "task_attempts",
+                    "failed_tasks", *sums):
+            if col not in table.columns:
+                table[col] = 0
+            table[col] = pd.to_numeric(table[col], errors="coerce").fillna(0).astype(
+                "float64" if col.endswith("_ms") else "int64")
+        num = pd.to_numeric(table["num_tasks"], errors="coerce")
+        table["num_tasks"] = num.fillna(table["distinct_tasks"]).astype("int64")
+        status = table["status"].fillna("").astype(str)
+        table["status"] = np.where(status != "", status,
+                                   np.where(table["failed_tasks"] > 0, "FAILED", "COMPLETE"))
+        return table.sort_values(keys).reset_index(drop=True)
+
+    def _jobs(self) -> list[dict]:
+        out = []
+        for rec in self.run.jobs.to_dict("records"):
+            sub = pd.to_numeric(rec.get("submission_ms"), errors="coerce")
+            comp = pd.to_numeric(rec.get("completion_ms"), errors="coerce")
+            out.append({
+                "job_id": rec.get("job_id"), "name": rec.get("name"),
+                "status": rec.get("status"), "submission_ms": sub, "completion_ms": comp,
+                "duration_ms": (comp - sub) if pd.notna(sub) and pd.notna(comp) else None,
+                "stage_ids": parse_parent_ids(rec.get("stage_ids")),
+                "num_tasks": rec.get("num_tasks"), "num_failed_tasks": rec.get("num_failed_tasks"),
+            })
+        return out
+
+    # -- the digest -------------------------------------------------------
+    def whatif_summary(self) -> dict:
+        inf = float("inf")
+        return {
+            "simulated_baseline_ms": self.simulated_baseline_ms,
+            "actual_ms": self.actual_ms,
+            "driver_gap_ms": self.driver_gap_ms,
+            "model_error": self.model_error,
+            "infinite_disk_ms": self.whatif(disk=inf),
+            "infinite_network_ms": self.whatif(network=inf),
+            "no_gc_ms": self.whatif(gc=False),
+            "no_stragglers_ms": self.whatif(stragglers=False),
+            "slots_x2_ms": self.whatif(slots_factor=2.0),
+            "disk_is_upper_bound": True,
+            "groups": int(self.timeline.n_groups),
+            "slots_used": int(self.timeline.group_slots.max(initial=0)),
+        }
+
+    def summary(self) -> dict:
+        """JSON-able digest with DESIGN.md's schema (and a few extra keys)."""
+        run = self.run
+        stages = self.stage_table()
+        stage_rows = []
+        for rec in stages.to_dict("records"):
+            row = {k: rec.get(k) for k in STAGE_KEYS}
+            row.update(name=rec.get("name"), task_attempts=rec.get("task_attempts"),
+                       killed_tasks=rec.get("killed_tasks"),
+                       succeeded_tasks=rec.get("succeeded_tasks"),
+                       shuffle_remote_bytes=rec.get("shuffle_remote_bytes"),
+                       memory_spilled_bytes=rec.get("memory_spilled_bytes"),
+                       disk_spilled_bytes=rec.get("disk_spilled_bytes"))
+            stage_rows.append(row)
+        whatif = self.whatif_summary()
+        strag = straggler_summary(self.stragglers, threshold=self.straggler_threshold)
+        strag["potential_saving_ms"] = max(0.0, self.wall_ms - whatif["no_stragglers_ms"])
+        shares = _bd.category_shares(self.breakdown)
+        sentence, hints = verdict(self.wall_ms, len(run.tasks), self.driver_gap_ms, shares,
+                                  whatif, strag)
+        out = {
+            "run_id": run.run_id, "kind": run.kind, "label": run.label,
+            "app_id": run.app_id, "app_name": run.app_name,
+            "spark_version": run.spark_version,
+            "wall_ms": self.wall_ms, "slots": int(run.slots),
+            "start_ms": float(run.start_ms), "end_ms": float(run.end_ms),
+            "jobs": self._jobs(),
+            "stages": stage_rows,
+            "task_attempts": int(len(run.tasks)),
+            "task_time_ms": float(self.timeline.duration.sum()),
+            "breakdown": self.breakdown,
+            "whatif": whatif,
+            "resources": self.resources,
+            "stragglers": strag,
+            "verdict": sentence,
+            "hints": hints,
+            "warnings": list(run.warnings) + list(self.timeline.warnings),
+        }
+        return jsonable(out)
+
+    def __repr__(self) -> str:
+        return (f"<jupyter_perf.Analysis of {self.run.run_id}: {self.wall_ms / 1000:.2f} s wall, "
+                f"model error {self.model_error:.1%}>")
+
+
+def analyze(run: Run, **options: Any) -> Analysis:
+    """Analyse ``run``; ``options``: ``straggler_threshold``, ``straggler_min_ms``,
+    ``resource_params`` (:class:`~.resources.ResourceParams`)."""
+    return Analysis(run, **options)

@@ -1,0 +1,232 @@
+"""Stragglers and their causes (NSDI'15 §5), and data skew.
+
+Definitions (per stage attempt, over its successful task attempts):
+
+* **inverse progress rate** = duration / bytes read (input + shuffle read). In a stage that
+  reads nothing — and for a task that read nothing in a stage that does — duration alone,
+  compared with the stage's median duration.
+* **straggler**: rate ratio (inverse rate / stage median) > ``threshold`` (1.5), *and* longer
+  than the stage's median duration by at least ``min_excess_ms``. The second condition is ours:
+  a task faster than a typical task of its stage cannot delay it, and millisecond jitter on
+  tiny tasks is not worth a row.
+* **cause X** explains a straggler if it would not be one had X taken zero time for every task
+  of the stage. Causes (non-exclusive): scheduler delay, deserialization, input read (est.),
+  shuffle read, shuffle write, GC; **output skew** (a straggler by input rate but not by output
+  rate, output = output + shuffle write bytes); **first task on its executor** (launched before
+  any other task of the stage finished on that executor, and not a straggler among such first
+  tasks — JIT warm-up).
+* **data skew**: a task at least ``threshold`` × the stage's median *duration* (and
+  ``min_excess_ms`` longer) that is *not* a progress-rate straggler: slow because it had more
+  data.
+* **no-stragglers what-if**: every successful task slower than its stage's median progress
+  rate gets the median rate (duration = median inverse rate × its bytes, or the median
+  duration where rate is by duration).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..model import Run
+from .timeline import Timeline, is_success
+
+THRESHOLD = 1.5
+MIN_EXCESS_MS = 20.0
+
+CAUSES: dict[str, str] = {
+    "scheduler_delay": "scheduler delay",
+    "deserialization": "deserialization",
+    "input_read_est": "input read (est.)",
+    "shuffle_read": "shuffle read",
+    "shuffle_write": "shuffle write",
+    "gc": "GC",
+    "output_skew": "output skew",
+    "first_task_jit": "first task on executor (JIT)",
+}
+
+COLUMNS = ["stage_id", "stage_attempt", "task_id", "index", "attempt", "executor_id", "host",
+           "kind", "duration_ms", "stage_median_ms", "rate_ratio", "duration_ratio",
+           "bytes_read", "causes", "data_skew"]
+
+
+class _Groups:
+    """Task rows grouped by stage code, sorted once; per-group medians of masked values."""
+
+    def __init__(self, codes: np.ndarray, n: int):
+        self.codes, self.n = codes, n
+        self.perm = np.argsort(codes, kind="stable")
+        counts = np.bincount(codes, minlength=n)
+        self.bounds = np.concatenate([[0], np.cumsum(counts)])
+        self.present = np.flatnonzero(counts)
+
+    def median(self, values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Per code: median of ``values[mask]``; NaN where a code has none."""
+        out = np.full(self.n, np.nan)
+        if not mask.any():
+            return out
+        if len(self.present) > 2000:       # many small stages: one pandas groupby
+            med = pd.Series(values[mask]).groupby(self.codes[mask]).median()
+            out[med.index.to_numpy()] = med.to_numpy()
+            return out
+        v, m, b = values[self.perm], mask[self.perm], self.bounds
+        for c in self.present:
+            x = v[b[c]:b[c + 1]][m[b[c]:b[c + 1]]]
+            if len(x):
+                out[c] = np.median(x)
+        return out
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a / b, where b == 0: 1 if a == 0 too, else a huge (finite, JSON-able) ratio."""
+    a = np.asarray(a, dtype="float64")
+    out = np.where(a > 0, 1e12, 1.0)
+    np.divide(a, b, out=out, where=b > 0)
+    return out
+
+
+def progress(d: np.ndarray, nbytes: np.ndarray, groups: _Groups,
+             ok: np.ndarray) -> dict[str, np.ndarray]:
+    """Per task: rate ratio vs its stage median, median duration, median inverse rate."""
+    codes = groups.codes
+    byte_stage = np.bincount(codes[ok & (nbytes > 0)], minlength=groups.n) > 0
+    by_rate = byte_stage[codes] & (nbytes > 0)
+    rho = _div(d, nbytes.astype("float64"))
+    med_rho = groups.median(rho, ok & by_rate)[codes]
+    med_d = groups.median(d, ok)[codes]
+    med_rho = np.nan_to_num(med_rho, nan=0.0)
+    med_d = np.nan_to_num(med_d, nan=0.0)
+    ratio = np.where(by_rate, _div(rho, med_rho), _div(d, med_d))
+    return {"ratio": ratio, "med_d": med_d, "med_rho": med_rho, "by_rate": by_rate}
+
+
+def is_straggler(d, p, ok, threshold=THRESHOLD, min_excess_ms=MIN_EXCESS_MS) -> np.ndarray:
+    return ok & (p["ratio"] > threshold) & (d > p["med_d"]) & (d - p["med_d"] >= min_excess_ms)
+
+
+def _first_on_executor(codes, executor, launch, finish, ok) -> np.ndarray:
+    """Launched before any *other* successful task of its stage finished on its executor."""
+    ex_code = pd.factorize(executor)[0].astype("int64")
+    key = codes.astype("int64") * (int(ex_code.max(initial=0)) + 1) + ex_code
+    fin = np.where(ok, finish, np.inf)
+    order = np.lexsort((fin, key))
+    k_sorted, f_sorted = key[order], fin[order]
+    head = np.ones(len(order), dtype=bool)
+    head[1:] = k_sorted[1:] != k_sorted[:-1]
+    head_idx = np.flatnonzero(head)
+    grp = np.cumsum(head) - 1
+    min1 = f_sorted[head_idx][grp]
+    second = np.minimum(head_idx + 1, len(order) - 1)
+    has_second = np.append(head_idx[1:], len(order)) - head_idx > 1
+    min2 = np.where(has_second, f_sorted[second], np.inf)[grp]
+    other = np.where(head, min2, min1)
+    out = np.empty(len(order), dtype=bool)
+    out[order] = launch[order] < other
+    return out
+
+
+def analyze_stragglers(run: Run, tl: Timeline, per_task: pd.DataFrame,
+                       threshold: float = THRESHOLD,
+                       min_excess_ms: float = MIN_EXCESS_MS) -> tuple[pd.DataFrame, np.ndarray]:
+    """(stragglers DataFrame, no-straggler durations per task row)."""
+    t = run.tasks
+    n = len(t)
+    d = tl.duration
+    if n == 0:
+        return pd.DataFrame(columns=COLUMNS), d.copy()
+    ok = is_success(t["status"])
+    codes = tl.stage_code
+    S = len(tl.stage_keys)
+    nbytes = (t["input_bytes"].to_numpy() + t["shuffle_read_bytes"].to_numpy()).astype("float64")
+    p = progress(d, nbytes, _Groups(codes, S), ok)
+    strag = is_straggler(d, p, ok, threshold, min_excess_ms)
+    dur_ratio = _div(d, p["med_d"])
+    skew = (ok & ~strag & (dur_ratio >= threshold) & (d - p["med_d"] >= min_excess_ms))
+
+    # No-stragglers durations: slower than the median rate -> the median rate.
+    target = np.where(p["by_rate"], p["med_rho"] * nbytes, p["med_d"])
+    no_strag = np.where(ok, np.minimum(d, target), d)
+
+    rows = np.flatnonzero(strag | skew)
+    if len(rows) == 0:
+        return pd.DataFrame(columns=COLUMNS), no_strag
+
+    # Causes: re-test only the stages that have stragglers.
+    causes = {c: np.zeros(n, dtype=bool) for c in CAUSES}
+    if strag.any():
+        in_stage = np.bincount(codes[strag], minlength=S) > 0
+        sub = np.flatnonzero(in_stage[codes])
+        sc, sd, sok, sb = codes[sub], d[sub], ok[sub], nbytes[sub]
+        sg = _Groups(sc, S)
+        s_strag = strag[sub]
+        input_read = np.where(t["input_bytes"].to_numpy()[sub] > 0,
+                              per_task["io_wait_est"].to_numpy()[sub], 0.0)
+        times = {
+            "scheduler_delay": t["scheduler_delay_ms"].to_numpy()[sub],
+            "deserialization": t["deserialize_ms"].to_numpy()[sub],
+            "input_read_est": input_read,
+            "shuffle_read": t["fetch_wait_ms"].to_numpy()[sub],
+            "shuffle_write": t["shuffle_write_time_ms"].to_numpy()[sub],
+            "gc": t["gc_ms"].to_numpy()[sub],
+        }
+        for name, x in times.items():
+            if not (x[s_strag] > 0).any():
+                continue
+            dx = np.maximum(sd - np.minimum(x, sd), 0.0)
+            still = is_straggler(dx, progress(dx, sb, sg, sok), sok, threshold, min_excess_ms)
+            causes[name][sub] = s_strag & ~still
+        out_bytes = (t["output_bytes"].to_numpy() + t["shuffle_write_bytes"].to_numpy())[sub]
+        out_bytes = out_bytes.astype("float64")
+        if (out_bytes > 0).any():
+            by_out = is_straggler(sd, progress(sd, out_bytes, sg, sok), sok, threshold,
+                                  min_excess_ms)
+            has_out = np.bincount(sc[out_bytes > 0], minlength=S) > 0
+            causes["output_skew"][sub] = s_strag & ~by_out & has_out[sc]
+        first = _first_on_executor(sc, t["executor_id"].to_numpy()[sub],
+                                   tl.launch[sub], tl.launch[sub] + sd, sok)
+        fmask = sok & first
+        among_first = is_straggler(sd, progress(sd, sb, sg, fmask), fmask, threshold,
+                                   min_excess_ms)
+        causes["first_task_jit"][sub] = s_strag & first & ~among_first
+
+    cause_lists = [[c for c in CAUSES if causes[c][i]] for i in rows]
+    df = pd.DataFrame({
+        "stage_id": t["stage_id"].to_numpy()[rows],
+        "stage_attempt": t["stage_attempt"].to_numpy()[rows],
+        "task_id": t["task_id"].to_numpy()[rows],
+        "index": t["index"].to_numpy()[rows],
+        "attempt": t["attempt"].to_numpy()[rows],
+        "executor_id": t["executor_id"].to_numpy()[rows],
+        "host": t["host"].to_numpy()[rows],
+        "kind": np.where(strag[rows], "straggler", "data_skew"),
+        "duration_ms": d[rows],
+        "stage_median_ms": p["med_d"][rows],
+        "rate_ratio": p["ratio"][rows],
+        "duration_ratio": dur_ratio[rows],
+        "bytes_read": nbytes[rows].astype("int64"),
+        "causes": cause_lists,
+        "data_skew": skew[rows],
+    })
+    df["_excess"] = df["duration_ms"] - df["stage_median_ms"]
+    df = df.sort_values("_excess", ascending=False, kind="stable").drop(columns="_excess")
+    return df.reset_index(drop=True), no_strag
+
+
+def straggler_summary(df: pd.DataFrame, limit: int = 50, threshold: float = THRESHOLD) -> dict:
+    strag = df[df["kind"] == "straggler"] if len(df) else df
+    by_cause = {c: 0 for c in CAUSES}
+    for cs in strag["causes"] if len(strag) else []:
+        for c in cs:
+            by_cause[c] += 1
+    rows = []
+    for rec in df.head(limit).to_dict("records"):
+        rec["causes"] = list(rec["causes"])
+        rows.append(rec)
+    return {
+        "count": int(len(strag)),
+        "data_skew_count": int((df["kind"] == "data_skew").sum()) if len(df) else 0,
+        "explained": int(sum(1 for cs in strag["causes"] if cs)) if len(strag) else 0,
+        "by_cause": by_cause,
+        "threshold": threshold,
+        "tasks": rows,
+        "truncated": bool(len(df) > limit),
+    }

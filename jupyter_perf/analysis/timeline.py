@@ -1,0 +1,263 @@
+"""Where a run's time sits on the clock: task intervals, stage groups, wall time, driver gaps.
+
+Everything else in ``analysis`` builds on :class:`Timeline`, computed once per run:
+
+* each task attempt's *interval* ``[launch, launch + duration)`` (failed and killed attempts
+  included: they occupied a slot);
+* *stage groups*: stage attempts whose task intervals overlap (NSDI'15 §2.3.2), each replayed
+  on its own; the time between groups, where no task ran, is *driver time* and stays fixed;
+* per group, the *slots* = the concurrency the group actually used (max tasks running at once);
+* the *window*: ``[start_ms, end_ms]`` for a cell or function run, the union of job intervals
+  for a whole application (``eventlog`` / ``rest``);
+* ``actual_ms``: the time the groups span inside the window, and ``driver_gap_ms`` = the rest
+  of ``wall_ms``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..model import Run
+
+WHOLE_APP_KINDS = ("eventlog", "rest")
+NOT_SUCCESS = ("FAILED", "KILLED", "RUNNING", "UNKNOWN")
+
+
+@dataclasses.dataclass
+class Timeline:
+    """Per-task intervals (row order of ``run.tasks``) and per-group schedule facts."""
+
+    launch: np.ndarray          # ms, per task row
+    duration: np.ndarray        # ms, per task row (wall: finish - launch)
+    stage_code: np.ndarray      # int, per task row: index into ``stage_keys``
+    stage_keys: np.ndarray      # (S, 2) int64: stage_id, stage_attempt
+    group: np.ndarray           # int, per task row
+    order: np.ndarray           # task rows sorted by (group, launch, task_id)
+    bounds: np.ndarray          # (G + 1,) offsets of each group inside ``order``
+    group_start: np.ndarray     # ms, per group (earliest launch)
+    group_end: np.ndarray       # ms, per group (latest finish)
+    group_slots: np.ndarray     # int, per group: max concurrency actually used
+    group_actual: np.ndarray    # ms, per group: span clipped to the window
+    splits: list                # per group: [(pos, parent_positions), ...] DAG barriers
+    wall_ms: float
+    window: tuple               # (lo, hi) epoch ms
+    has_times: bool             # False when tasks carry no launch times
+    warnings: list
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.group_start)
+
+    @property
+    def actual_ms(self) -> float:
+        """Time any task of the run was running inside the window (sum of group spans)."""
+        return float(self.group_actual.sum())
+
+    @property
+    def driver_gap_ms(self) -> float:
+        return max(0.0, self.wall_ms - self.actual_ms)
+
+
+def is_success(status: pd.Series) -> np.ndarray:
+    """Finished attempts that count as the task's result ('' = unknown, treated as success)."""
+    return ~status.isin(NOT_SUCCESS).to_numpy()
+
+
+def task_durations(run: Run) -> tuple[np.ndarray, np.ndarray]:
+    """(launch_ms, duration_ms) per task row; finish - launch where both are known.
+
+    A task still RUNNING at collection (no finish) is taken to run until the window's end.
+    """
+    t = run.tasks
+    launch = t["launch_ms"].to_numpy(dtype="float64")
+    finish = t["finish_ms"].to_numpy(dtype="float64")
+    reported = t["duration_ms"].to_numpy(dtype="float64")
+    dur = np.where((finish > 0) & (finish >= launch), finish - launch, reported)
+    open_ended = (finish <= 0) & (reported <= 0) & (launch > 0) & (float(run.end_ms) > launch)
+    dur = np.where(open_ended, float(run.end_ms) - launch, dur)
+    return launch, np.maximum(dur, 0.0)
+
+
+def parse_parent_ids(value: Any) -> list[int]:
+    """Stage ``parent_ids`` as a list of ints, whatever shape the collector stored."""
+    if value is None:
+        return []
+    if isinstance(value, float) and np.isnan(value):
+        return []
+    if isinstance(value, str):
+        return [int(x) for x in re.findall(r"-?\d+", value)]
+    try:
+        return [int(x) for x in value]
+    except TypeError:
+        return [int(value)]
+
+
+def _union(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint sorted union of intervals."""
+    if len(starts) == 0:
+        return starts, ends
+    idx = np.argsort(starts, kind="stable")
+    s, e = starts[idx], ends[idx]
+    run_max = np.maximum.accumulate(e)
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = s[1:] > run_max[:-1]
+    ids = np.cumsum(new) - 1
+    us = s[new]
+    ue = pd.Series(e).groupby(ids).max().to_numpy()
+    return us, ue
+
+
+def _clip_measure(starts: np.ndarray, ends: np.ndarray,
+                  win_s: np.ndarray, win_e: np.ndarray) -> np.ndarray:
+    """Per interval ``i``: the measure of ``[starts[i], ends[i]] ∩ union(windows)``.
+
+    Windows are disjoint and sorted (a union); intervals may be anything.
+    """
+    if len(win_s) == 0:
+        return np.zeros(len(starts))
+    # Cumulative window measure up to time x, vectorised with searchsorted.
+    cum = np.concatenate([[0.0], np.cumsum(win_e - win_s)])
+
+    def covered(x: np.ndarray) -> np.ndarray:
+        i = np.searchsorted(win_s, x, side="right")          # windows starting at or before x
+        full = cum[np.maximum(i - 1, 0)]
+        partial = np.where(i > 0, np.minimum(x, win_e[np.maximum(i - 1, 0)]) - win_s[np.maximum(i - 1, 0)], 0.0)
+        return np.where(i > 0, full + np.maximum(partial, 0.0), 0.0)
+
+    return np.maximum(covered(ends) - covered(starts), 0.0)
+
+
+def _window(run: Run, env_lo: float, env_hi: float) -> tuple[float, tuple, np.ndarray, np.ndarray, list]:
+    """(wall_ms, (lo, hi), window starts, window ends, warnings)."""
+    warnings: list[str] = []
+    if run.kind in WHOLE_APP_KINDS:
+        jobs = run.jobs
+        sub = pd.to_numeric(jobs["submission_ms"], errors="coerce").to_numpy(dtype="float64")
+        comp = pd.to_numeric(jobs["completion_ms"], errors="coerce").to_numpy(dtype="float64")
+        ok = np.isfinite(sub) & np.isfinite(comp) & (comp >= sub) & (sub > 0)
+        if ok.any():
+            ws, we = _union(sub[ok], comp[ok])
+            return float((we - ws).sum()), (float(ws[0]), float(we[-1])), ws, we, warnings
+        warnings.append("no job times: wall time taken from the run's start/end")
+    lo, hi = float(run.start_ms), float(run.end_ms)
+    if not hi > lo:
+        if np.isfinite(env_lo) and env_hi > env_lo:
+            lo, hi = env_lo, env_hi
+            warnings.append("no run window: wall time taken from the first task launch "
+                            "to the last task finish")
+        else:
+            return 0.0, (lo, lo), np.array([lo]), np.array([lo]), warnings
+    return hi - lo, (lo, hi), np.array([lo]), np.array([hi]), warnings
+
+
+def build_timeline(run: Run) -> Timeline:
+    t = run.tasks
+    n = len(t)
+    launch, duration = task_durations(run)
+    warnings: list[str] = []
+    has_times = bool(n) and bool((launch > 0).all())
+    if n and not has_times:
+        # No launch times: one group, tasks in stage/task order, slots = the run's cores.
+        warnings.append("tasks carry no launch times: replayed as one group in stage order "
+                        f"on {max(run.slots, 1)} slots; driver gaps unknown")
+        launch = np.zeros(n)
+
+    stage_id = t["stage_id"].to_numpy(dtype="int64")
+    stage_att = t["stage_attempt"].to_numpy(dtype="int64")
+    key = (stage_id << 20) | (stage_att & 0xFFFFF)
+    stage_code, uniq = pd.factorize(key, sort=True)
+    uniq = np.asarray(uniq, dtype="int64")
+    stage_keys = np.stack([uniq >> 20, uniq & 0xFFFFF], axis=1) if len(uniq) else np.zeros((0, 2), "int64")
+    end = launch + duration
+
+    if n == 0:
+        wall, window, _, _, w = _window(run, np.inf, -np.inf)
+        empty = np.zeros(0)
+        return Timeline(empty, empty, np.zeros(0, "int64"), stage_keys, np.zeros(0, "int64"),
+                        np.zeros(0, "int64"), np.zeros(1, "int64"), empty, empty,
+                        np.zeros(0, "int64"), empty, [], wall, window, False, warnings + w)
+
+    # Stage intervals -> groups of overlapping stages (touching intervals stay apart).
+    s_start = pd.Series(launch).groupby(stage_code).min().to_numpy()
+    s_end = pd.Series(end).groupby(stage_code).max().to_numpy()
+    if has_times:
+        idx = np.argsort(s_start, kind="stable")
+        run_max = np.maximum.accumulate(s_end[idx])
+        new = np.ones(len(idx), dtype=bool)
+        new[1:] = s_start[idx][1:] >= run_max[:-1]
+        stage_group = np.empty(len(idx), dtype="int64")
+        stage_group[idx] = np.cumsum(new) - 1
+    else:
+        stage_group = np.zeros(len(s_start), dtype="int64")
+    group = stage_group[stage_code]
+    n_groups = int(group.max()) + 1
+
+    if has_times:
+        order = np.lexsort((t["task_id"].to_numpy(), launch, group))
+    else:
+        order = np.lexsort((t["index"].to_numpy(), t["task_id"].to_numpy(), stage_code))
+    counts = np.bincount(group, minlength=n_groups)
+    bounds = np.concatenate([[0], np.cumsum(counts)]).astype("int64")
+    g_sorted = group[order]
+    group_start = np.minimum.reduceat(launch[order], bounds[:-1])
+    group_end = np.maximum.reduceat(end[order], bounds[:-1])
+
+    if has_times:
+        # Concurrency at each launch = launched so far - finished so far (finish first at ties).
+        sl, se = np.sort(launch), np.sort(end)
+        conc = np.searchsorted(sl, launch, side="right") - np.searchsorted(se, launch, side="right")
+        group_slots = pd.Series(conc).groupby(group).max().reindex(range(n_groups), fill_value=1)
+        group_slots = np.maximum(group_slots.to_numpy(dtype="int64"), 1)
+    else:
+        group_slots = np.full(n_groups, max(run.slots, 1), dtype="int64")
+
+    wall, window, ws, we, w = _window(run, float(group_start.min()), float(group_end.max()))
+    warnings += w
+    if has_times:
+        group_actual = _clip_measure(group_start, group_end, ws, we)
+    else:
+        group_actual = np.array([wall], dtype="float64")
+
+    splits = _dag_splits(run, order, bounds, stage_code, stage_keys, g_sorted, n_groups)
+    return Timeline(launch, duration, stage_code.astype("int64"), stage_keys, group, order,
+                    bounds, group_start, group_end, group_slots, group_actual, splits,
+                    float(wall), window, has_times, warnings)
+
+
+def _dag_splits(run: Run, order, bounds, stage_code, stage_keys, g_sorted, n_groups) -> list:
+    """Per group: [(pos, parent_positions)] where a stage whose parents ran in the same group
+    starts; ``pos`` and the parents' positions are offsets inside the group's order."""
+    splits: list[list] = [[] for _ in range(n_groups)]
+    st = run.stages
+    if st.empty or "parent_ids" not in st.columns:
+        return splits
+    parents: dict[int, set[int]] = {}
+    for sid, pids in zip(st["stage_id"], st["parent_ids"]):
+        try:
+            parents.setdefault(int(sid), set()).update(parse_parent_ids(pids))
+        except (TypeError, ValueError):
+            continue
+    if not any(parents.values()):
+        return splits
+    codes_sorted = stage_code[order]
+    stage_ids_sorted = stage_keys[codes_sorted, 0]
+    for g in range(n_groups):
+        lo, hi = bounds[g], bounds[g + 1]
+        sids = stage_ids_sorted[lo:hi]
+        present = set(np.unique(sids).tolist())
+        if len(present) < 2:
+            continue
+        codes = codes_sorted[lo:hi]
+        uniq_codes, first = np.unique(codes, return_index=True)
+        for c, pos in sorted(zip(uniq_codes.tolist(), first.tolist()), key=lambda kv: kv[1]):
+            ps = parents.get(int(stage_keys[c, 0]), set()) & present
+            if not ps or pos == 0:
+                continue
+            before = np.flatnonzero(np.isin(sids[:pos], list(ps)))
+            if len(before):
+                splits[g].append((pos, before))
+    return splits

@@ -108,8 +108,12 @@ class RunStore:
     def save(self, run: Run, summary: dict[str, Any] | None = None) -> str:
         """Write ``run`` atomically and index it. Returns the run directory."""
         final = self.run_dir(run.run_id)
-        os.makedirs(self.runs_dir, exist_ok=True)
-        tmp = tempfile.mkdtemp(prefix=f".{run.run_id}.", dir=self.runs_dir)
+        try:
+            os.makedirs(self.runs_dir, exist_ok=True)
+            tmp = tempfile.mkdtemp(prefix=f".{run.run_id}.", dir=self.runs_dir)
+        except OSError as exc:
+            raise StoreError(f"cannot write runs under {self.root}: {exc.strerror or exc}; "
+                             "set JUPYTER_PERF_HOME to a writable directory") from exc
         try:
             meta = {k: getattr(run, k) for k in (
                 "run_id", "kind", "label", "source", "notebook", "status", "start_ms",

@@ -5,7 +5,7 @@ Per task attempt, a resource that took ``r`` ms and becomes ``f`` times faster s
 
 * ``network=f``: shuffle fetch wait (``shuffleFetchWaitTime``);
 * ``disk=f``: shuffle write + shuffle fetch wait + estimated input/output wait — an upper
-  bound, since the last is an estimate. With both set, fetch wait uses the larger factor;
+  bound, since the last is an estimate. With both changed, fetch wait uses the larger factor;
 * ``gc=False``: GC time removed (``gc=True`` keeps GC as measured);
 * ``stragglers=False``: stragglers removed — each successful task slower than its stage's
   median progress rate gets the median rate (``stragglers=True`` keeps them as measured);
@@ -75,7 +75,8 @@ def scenario_durations(inp: ScenarioInputs, disk: float = 1.0, network: float = 
     d = inp.duration if stragglers else np.minimum(inp.duration, inp.no_straggler)
     saved = np.zeros_like(inp.duration)
     if disk != 1.0 or network != 1.0:
-        saved = saved + inp.fetch_wait * _saved_share(max(disk, network))
+        fetch = network if disk == 1.0 else disk if network == 1.0 else max(disk, network)
+        saved = saved + inp.fetch_wait * _saved_share(fetch)
     if disk != 1.0:
         saved = saved + inp.disk_only * _saved_share(disk)
     if not gc:

@@ -1,0 +1,112 @@
+"""Stragglers (progress rate, 1.5 x stage median), causes, data skew."""
+import pytest
+
+from analysis_synth import make_run, task
+from jupyter_perf.analysis import analyze
+from jupyter_perf.analysis.stragglers import CAUSES, COLUMNS
+
+
+def two_slot_stage(last, *, bytes_=1000, **common):
+    """Four normal tasks (100 ms, ``bytes_`` shuffle read each) on 2 slots, then ``last``."""
+    normal = [task(0, 100, shuffle_read_bytes=bytes_, **common),
+              task(0, 100, shuffle_read_bytes=bytes_, **common),
+              task(100, 100, shuffle_read_bytes=bytes_, **common),
+              task(100, 100, shuffle_read_bytes=bytes_, **common)]
+    return make_run(normal + [last], slots=2)
+
+
+def only(df, kind):
+    return df[df["kind"] == kind]
+
+
+def test_gc_straggler():
+    run = two_slot_stage(task(200, 300, shuffle_read_bytes=1000, gc_ms=200))
+    s = analyze(run).stragglers
+    assert list(s.columns) == COLUMNS
+    assert len(s) == 1
+    row = s.iloc[0]
+    assert row["kind"] == "straggler" and not row["data_skew"]
+    assert row["task_id"] == 4 and row["duration_ms"] == 300
+    assert row["stage_median_ms"] == 100 and row["rate_ratio"] == pytest.approx(3.0)
+    assert row["causes"] == ["gc"]
+
+
+def test_shuffle_read_and_scheduler_delay_causes_are_not_exclusive():
+    run = two_slot_stage(task(200, 300, shuffle_read_bytes=1000, fetch_wait_ms=200,
+                              scheduler_delay_ms=200, run_ms=100))
+    row = analyze(run).stragglers.iloc[0]
+    assert set(row["causes"]) == {"shuffle_read", "scheduler_delay"}
+
+
+def test_unexplained_straggler_has_no_cause():
+    run = two_slot_stage(task(200, 300, shuffle_read_bytes=1000))
+    row = analyze(run).stragglers.iloc[0]
+    assert row["kind"] == "straggler" and row["causes"] == []
+
+
+def test_data_skew_is_flagged_not_a_straggler():
+    # 4x the data in 4x the time: same progress rate, 4x the median duration.
+    run = two_slot_stage(task(200, 400, shuffle_read_bytes=4000))
+    s = analyze(run).stragglers
+    assert len(only(s, "straggler")) == 0
+    skew = only(s, "data_skew")
+    assert len(skew) == 1 and bool(skew.iloc[0]["data_skew"])
+    assert skew.iloc[0]["duration_ratio"] == pytest.approx(4.0)
+    assert skew.iloc[0]["rate_ratio"] == pytest.approx(1.0)
+
+
+def test_output_skew():
+    run = two_slot_stage(task(200, 300, shuffle_read_bytes=1000, shuffle_write_bytes=300),
+                         shuffle_write_bytes=100)
+    row = analyze(run).stragglers.iloc[0]
+    assert "output_skew" in row["causes"]
+
+
+def test_first_task_on_executor_jit():
+    tasks = []
+    for ex, first in (("1", 300), ("2", 320)):
+        tasks.append(task(0, first, executor_id=ex))
+        for i in range(4):
+            tasks.append(task(first + 100 * i, 100, executor_id=ex))
+    s = analyze(make_run(tasks, slots=2)).stragglers
+    strag = only(s, "straggler")
+    assert sorted(strag["executor_id"]) == ["1", "2"]
+    assert all("first_task_jit" in c for c in strag["causes"])
+
+
+def test_stage_without_bytes_uses_duration_and_small_jitter_is_ignored():
+    # 5 ms tasks and one 12 ms task: ratio 2.4 but only 7 ms longer than the median.
+    run = make_run([task(0, 5), task(0, 5), task(5, 5), task(5, 12)], slots=2)
+    assert analyze(run).stragglers.empty
+    assert analyze(run, straggler_min_ms=0).stragglers["kind"].tolist() == ["straggler"]
+
+
+def test_fast_task_with_little_data_is_not_a_straggler():
+    # An almost-empty partition: terrible rate, but shorter than the median task.
+    run = two_slot_stage(task(200, 50, shuffle_read_bytes=10))
+    assert analyze(run).stragglers.empty
+
+
+def test_failed_attempts_are_never_stragglers_nor_in_medians():
+    run = two_slot_stage(task(200, 900, shuffle_read_bytes=1000, status="FAILED"))
+    a = analyze(run)
+    assert a.stragglers.empty
+    assert a.whatif(stragglers=False) == pytest.approx(a.wall_ms)
+
+
+def test_summary_counts_causes_and_potential_saving():
+    run = two_slot_stage(task(200, 300, shuffle_read_bytes=1000, gc_ms=200))
+    s = analyze(run).summary()["stragglers"]
+    assert s["count"] == 1 and s["data_skew_count"] == 0 and s["explained"] == 1
+    assert s["by_cause"]["gc"] == 1 and set(s["by_cause"]) == set(CAUSES)
+    assert s["threshold"] == 1.5
+    # 500 ms wall -> 5 tasks of 100 ms on 2 slots = 300 ms.
+    assert s["potential_saving_ms"] == pytest.approx(200.0)
+    assert s["tasks"][0]["causes"] == ["gc"] and not s["truncated"]
+
+
+def test_stragglers_are_per_stage_attempt():
+    # Stage 1's tasks are all 300 ms: slow compared with stage 0, but not within stage 1.
+    run = make_run([task(0, 100, stage=0), task(0, 100, stage=0), task(100, 100, stage=0),
+                    task(300, 300, stage=1), task(300, 300, stage=1)], slots=2)
+    assert analyze(run).stragglers.empty

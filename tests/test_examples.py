@@ -1,0 +1,42 @@
+"""The example notebooks run headless, start to finish, on the embedded Spark."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import nbformat
+from nbclient import NotebookClient
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, "examples")
+
+
+def execute(name: str, tmp_path, jp_home):
+    src = os.path.join(EXAMPLES, name)
+    shutil.copy(src, tmp_path / name)
+    nb = nbformat.read(tmp_path / name, as_version=4)
+    env_before = os.environ.get("JUPYTER_PERF_OUT")
+    os.environ["JUPYTER_PERF_OUT"] = str(tmp_path)
+    try:
+        NotebookClient(nb, timeout=600, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+    finally:
+        if env_before is None:
+            os.environ.pop("JUPYTER_PERF_OUT", None)
+        else:
+            os.environ["JUPYTER_PERF_OUT"] = env_before
+    return nb
+
+
+def test_quickstart_notebook(tmp_path, jp_home):
+    nb = execute("quickstart.ipynb", tmp_path, jp_home)
+    measured = nb.cells[2]
+    kinds = [o["output_type"] for o in measured.outputs]
+    # print output stays above the report; the last expression still displays after it
+    assert kinds == ["stream", "display_data", "execute_result"], kinds
+    assert "aggregating 8 partitions" in measured.outputs[0]["text"]
+    assert "jupyter-perf-report" in measured.outputs[1]["data"]["text/html"]
+    assert measured.outputs[2]["data"]["text/plain"] == "5000"
+    listing = "".join(o.get("text", "") for o in nb.cells[4].outputs)
+    assert "quickstart: groupBy" in listing
+    report = (tmp_path / "quickstart-report.html").read_text()
+    assert "Bokeh" in report and "https://cdn.bokeh.org" not in report   # inline, offline

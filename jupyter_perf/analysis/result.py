@@ -188,8 +188,10 @@ class Analysis:
         if stages.empty:
             table = agg
         else:
-            stages["stage_id"] = pd.to_numeric(stages["stage_id"]).astype("int64")
-            stages["attempt"] = pd.to_numeric(stages["attempt"]).fillna(0).astype("int64")
+            stages["stage_id"] = pd.to_numeric(stages["stage_id"], errors="coerce")
+            stages = stages.dropna(subset=["stage_id"])
+            stages["stage_id"] = stages["stage_id"].astype("int64")
+            stages["attempt"] = pd.to_numeric(stages["attempt"], errors="coerce").fillna(0).astype("int64")
             table = stages.merge(agg, on=keys, how="outer")
         for col in ("status", "num_tasks", "name"):
             if col not in table.columns:

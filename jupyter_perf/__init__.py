@@ -4,6 +4,8 @@
     spark = jp.spark_session()
     run = jp.measure(lambda: df.collect())
     run = jp.last_run()
+    a = jp.analyze(run); a.summary(); a.whatif(disk=float("inf")); a.stragglers
+    html = jp.report_html(a)
 """
 from __future__ import annotations
 
@@ -19,6 +21,12 @@ def spark_session(*args, **kwargs):
     return _spark_session(*args, **kwargs)
 
 
+def analyze(run, **options):
+    """Why the run took the time it took: breakdown, replay, what-if, stragglers, verdict."""
+    from .analysis import analyze as _analyze
+    return _analyze(run, **options)
+
+
 def report_html(obj) -> str:
     """A standalone HTML report (no network needed to view it) of a Run or Analysis."""
     from .render import report_html as _report_html
@@ -30,5 +38,5 @@ def load_ipython_extension(ipython) -> None:
     _load(ipython)
 
 
-__all__ = ["Run", "__version__", "last_run", "load_ipython_extension", "measure",
+__all__ = ["Run", "__version__", "analyze", "last_run", "load_ipython_extension", "measure",
            "report_html", "spark_session"]

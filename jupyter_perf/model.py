@@ -240,8 +240,12 @@ def normalize_tasks(raw: pd.DataFrame | Iterable[Mapping[str, Any]], source: str
 
 
 def conform_tasks(table: pd.DataFrame) -> pd.DataFrame:
-    """Give ``table`` every task column with the model's dtypes, in order."""
-    table = table.copy()
+    """Give ``table`` every task column with the model's dtypes, in order.
+
+    Works on a shallow copy; columns already in the model's dtype are kept as they are,
+    so conforming an already-conformed table copies no data.
+    """
+    table = table.copy(deep=False)
     n = len(table)
     for column in TASK_COLUMNS:
         if column not in table.columns:
@@ -252,10 +256,13 @@ def conform_tasks(table: pd.DataFrame) -> pd.DataFrame:
             else:
                 table[column] = 0.0 if column in TASK_TIME_COLUMNS or column.endswith("_ms") else 0
     for column in TASK_TIME_COLUMNS + ["launch_ms", "finish_ms"]:
-        table[column] = pd.to_numeric(table[column], errors="coerce").astype("float64").fillna(0.0)
+        if table[column].dtype != "float64" or table[column].isna().any():
+            table[column] = pd.to_numeric(table[column], errors="coerce").astype("float64").fillna(0.0)
     for column in TASK_BYTE_COLUMNS + ["stage_id", "stage_attempt", "task_id", "index", "attempt"]:
-        table[column] = pd.to_numeric(table[column], errors="coerce").fillna(0).astype("int64")
-    table["speculative"] = table["speculative"].fillna(False).astype(bool)
+        if table[column].dtype != "int64":
+            table[column] = pd.to_numeric(table[column], errors="coerce").fillna(0).astype("int64")
+    if table["speculative"].dtype != bool:
+        table["speculative"] = table["speculative"].fillna(False).astype(bool)
     for column in _STRING_COLUMNS:
         table[column] = table[column].fillna("").astype(str)
     extra = [c for c in table.columns if c not in TASK_COLUMNS]
@@ -267,12 +274,12 @@ def stage_aggregates(tasks: pd.DataFrame) -> pd.DataFrame:
     keys = ["stage_id", "stage_attempt"]
     if tasks.empty:
         return pd.DataFrame(columns=keys + list(STAGE_SUM_COLUMNS) + ["task_attempts", "failed_tasks"])
-    grouped = tasks.groupby(keys, sort=True)
-    agg = grouped[list(STAGE_SUM_COLUMNS.values())].sum()
-    agg.columns = list(STAGE_SUM_COLUMNS)
-    agg["task_attempts"] = grouped.size()
-    agg["failed_tasks"] = grouped["status"].apply(lambda s: int((s == "FAILED").sum()))
-    return agg.reset_index()
+    frame = tasks[keys + list(STAGE_SUM_COLUMNS.values())].assign(
+        _failed=(tasks["status"] == "FAILED").astype("int64"), _one=1)
+    agg = frame.groupby(keys, sort=True).sum()
+    agg = agg.rename(columns={v: k for k, v in STAGE_SUM_COLUMNS.items()})
+    agg = agg.rename(columns={"_one": "task_attempts", "_failed": "failed_tasks"})
+    return agg[list(STAGE_SUM_COLUMNS) + ["task_attempts", "failed_tasks"]].reset_index()
 
 
 # ---------------------------------------------------------------------------

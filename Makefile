@@ -20,11 +20,11 @@ test: $(STAMP) browser
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml package.json
+$(STAMP): pyproject.toml package.json constraints.txt
 	@scripts/check_prereqs.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install -e ".[test]"
+	$(BIN)/python -m pip install -c constraints.txt -e ".[test]"
 	@touch $(STAMP)
 
 # Browser tests drive Debian's Chromium (test tools cannot download browsers here).

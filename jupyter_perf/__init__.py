@@ -11,8 +11,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from ._jupyter_paths import _jupyter_labextension_paths  # noqa: E402,F401
 from .measuring import last_run, measure  # noqa: E402
 from .model import Run  # noqa: E402
+from .server import _jupyter_server_extension_points  # noqa: E402,F401
 
 
 def spark_session(*args, **kwargs):

@@ -6,7 +6,8 @@ Everything else in ``analysis`` builds on :class:`Timeline`, computed once per r
   included: they occupied a slot);
 * *stage groups*: stage attempts whose task intervals overlap (NSDI'15 §2.3.2), each replayed
   on its own; the time between groups, where no task ran, is *driver time* and stays fixed;
-* per group, the *slots* = the concurrency the group actually used (max tasks running at once);
+* per group, the *slots* = the concurrency the group actually used (max tasks running at once,
+  never more than the executors' cores: Spark's finish stamps lag the freed slot);
 * the *window*: ``[start_ms, end_ms]`` for a cell or function run, the union of job intervals
   for a whole application (``eventlog`` / ``rest``);
 * ``actual_ms``: the time the groups span inside the window, and ``driver_gap_ms`` = the rest
@@ -212,6 +213,11 @@ def build_timeline(run: Run) -> Timeline:
         conc = np.searchsorted(sl, launch, side="right") - np.searchsorted(se, launch, side="right")
         group_slots = pd.Series(conc).groupby(group).max().reindex(range(n_groups), fill_value=1)
         group_slots = np.maximum(group_slots.to_numpy(dtype="int64"), 1)
+        if run.slots > 0:
+            # Spark stamps a task's finish when the driver has fetched its result, after the
+            # executor already freed the slot and launched the next task: overlapping stamps
+            # would count more slots than the executors have. Concurrency <= cores.
+            group_slots = np.minimum(group_slots, run.slots)
     else:
         group_slots = np.full(n_groups, max(run.slots, 1), dtype="int64")
 

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from analysis_synth import T0, make_run, task
+from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.timeline import build_timeline, parse_parent_ids
 
 
@@ -71,3 +72,13 @@ def test_empty_run():
     from jupyter_perf.model import Run
     tl = build_timeline(Run(start_ms=100.0, end_ms=350.0))
     assert tl.n_groups == 0 and tl.wall_ms == 250.0 and tl.driver_gap_ms == 250.0
+
+
+def test_slots_never_exceed_the_executors_cores():
+    # Spark stamps a finish when the driver has the result, after the slot was reused: on a
+    # 2-core executor the stamps overlap three deep, but only two tasks really ran at once.
+    tasks = [task(0, 1000), task(5, 1000), task(990, 500), task(1003, 500)]
+    run = make_run(tasks, slots=2)
+    tl = build_timeline(run)
+    assert list(tl.group_slots) == [2]
+    assert analyze(run).simulated_baseline_ms == 1500.0   # 1000 then 500 on each of two slots

@@ -156,6 +156,19 @@ EVENTLOG_TASK_FIELDS: dict[str, tuple[str, float]] = {
     "Output Metrics.Records Written": ("output_records", 1),
 }
 
+# Event log "Task Info" and stage keys of SparkListenerTaskStart/TaskEnd (already ms), flattened
+# with "."; the event log's derived times (duration, getting result, scheduler delay) are
+# computed from these by collect/eventlog.py exactly as Spark's REST API derives them.
+EVENTLOG_TASK_INFO_FIELDS: dict[str, tuple[str, float]] = {
+    "Stage ID": ("stage_id", 1), "Stage Attempt ID": ("stage_attempt", 1),
+    "Task Info.Task ID": ("task_id", 1), "Task Info.Index": ("index", 1),
+    "Task Info.Attempt": ("attempt", 1),
+    "Task Info.Launch Time": ("launch_ms", 1), "Task Info.Finish Time": ("finish_ms", 1),
+    "Task Info.Executor ID": ("executor_id", 1), "Task Info.Host": ("host", 1),
+    "Task Info.Locality": ("locality", 1), "Task Info.Speculative": ("speculative", 1),
+}
+EVENTLOG_TASK_FIELDS.update(EVENTLOG_TASK_INFO_FIELDS)
+
 SOURCES = {
     "rest": REST_TASK_FIELDS,
     "sparkmeasure": SPARKMEASURE_TASK_FIELDS,

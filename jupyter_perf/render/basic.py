@@ -1,15 +1,17 @@
-"""The report as a Bokeh layout, and as one standalone offline HTML document."""
+"""The fallback report, for a Run the analysis could not handle: header, breakdown bar, stages.
+
+The full report (``report.py``) needs an ``Analysis``; this one needs only the Run, so a
+measured cell always shows something.
+"""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from bokeh.embed import file_html
 from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, DataTable, Div, TableColumn
 from bokeh.plotting import figure
-from bokeh.resources import INLINE
 
 from ..model import Run
 from . import fmt
@@ -115,15 +117,14 @@ def _stage_table(run: Run) -> DataTable:
                      height=min(400, 30 + 25 * max(1, len(st))), sizing_mode="stretch_width")
 
 
-def report_layout(run: Run):
+def basic_layout(run: Run, reason: str = ""):
     parts = [Div(text=_header(run), sizing_mode="stretch_width")]
+    if reason:
+        parts.append(Div(text=f"<div style='color:#8a4b00;font-family:sans-serif'>⚠ {fmt.esc(reason)}</div>",
+                         sizing_mode="stretch_width"))
     if not run.tasks.empty:
         parts.append(_breakdown_bar(run))
     if not run.stages.empty:
         parts.append(_stage_table(run))
     return column(*parts, sizing_mode="stretch_width")
 
-
-def report_html(run: Run) -> str:
-    """One standalone HTML document; BokehJS is inlined, so it needs no network."""
-    return file_html(report_layout(run), resources=INLINE, title="jupyter-perf report")

@@ -1,0 +1,87 @@
+// jupyter-perf report: the one CustomJS body (appended to report.js). It runs for the
+// document-ready event, range updates of both timelines, what-if widget changes and
+// straggler-table selections; `cb_obj` says which. Decoded data is cached on `state`.
+const S = state.__jp || (state.__jp = { D: JP.init(P, JSON.parse(M)), sim: null });
+const D = S.D, meta = D.meta;
+const stops = meta.disk_values.map(JP.num), slotVals = meta.slot_values;
+
+function put(src, data) { src.data = data; }
+function emptyOf(src) { const o = {}; for (const k of Object.keys(src.data)) o[k] = []; return o; }
+
+function draw(which) {
+  const T = which === "sim" ? sim : tl;
+  if (which === "sim" && !S.sim) return;
+  const xs = which === "sim" ? S.sim.pos : D.start;
+  const ds = which === "sim" ? S.sim.d : D.dur;
+  const lanes = which === "sim" ? S.sim.slot : D.lane;
+  const nl = which === "sim" ? S.sim.maxK : meta.lanes.length;
+  const x0 = T.fig.x_range.start * 1000, x1 = T.fig.x_range.end * 1000;
+  const res = JP.lod(D, xs, ds, lanes, nl, x0, x1, { limit: LIMIT, bins: BINS, colors: COLORS });
+  if (res.mode === "detail") {
+    put(T.seg, res.seg); put(T.box, res.box); put(T.agg, emptyOf(T.agg));
+  } else {
+    put(T.agg, res.agg); put(T.seg, emptyOf(T.seg)); put(T.box, emptyOf(T.box));
+  }
+  const bars = res.mode === "detail" ? res.box.left.length : res.agg.left.length;
+  T.status.text = STATUS_CSS + `<div class='jp muted'>${res.visible.toLocaleString("en-US")} of ${D.n.toLocaleString("en-US")} task attempts in view, drawn as ` +
+    (res.mode === "detail" ? `${bars.toLocaleString("en-US")} single bars.`
+      : `${bars.toLocaleString("en-US")} aggregate bars (each stands for all attempts of its lane and time bin; hover for the count). Zoom in to at most ${LIMIT.toLocaleString("en-US")} for single attempts.`) + "</div>";
+}
+
+function settings() {
+  const act = toggles.active;
+  return {
+    disk: stops[disk.categories.indexOf(disk.value)],
+    network: stops[network.categories.indexOf(network.value)],
+    slots: slotVals[slots.categories.indexOf(slots.value)],
+    gc: !act.includes(0),
+    stragglers: !act.includes(1),
+  };
+}
+
+function whatif() {
+  const s = settings();
+  const r = JP.whatif(D, s, true);
+  const p = JP.simPositions(D, r.r);
+  S.sim = { pos: p.pos, d: r.d, slot: r.r.slot, maxK: r.r.maxK };
+  const wall = meta.wall_ms;
+  state.data = { predicted_ms: [r.predicted], simulated_ms: [r.sim], disk: [s.disk], network: [s.network],
+                 slots_factor: [s.slots], gc: [s.gc], stragglers: [s.stragglers] };
+  const lab = (f) => (f === Infinity ? "∞" : `${f}×`);
+  out.text = STATUS_CSS + `<div class='jp'><div class='big' data-predicted-ms='${r.predicted}'>Predicted: ${JP.fmtMs(r.predicted)} ` +
+    `(${JP.fmtChange(r.predicted, wall)} vs ${JP.fmtMs(wall)} measured)</div>` +
+    `<div class='muted'>disk ${lab(s.disk)}${s.disk !== 1 ? " (upper bound)" : ""} · network ${lab(s.network)} · slots ×${s.slots} · ` +
+    `${s.gc ? "GC as measured" : "no GC"} · ${s.stragglers ? "stragglers as measured" : "no stragglers"} — ` +
+    `simulated ${JP.fmtMs(r.sim)} vs baseline ${JP.fmtMs(meta.base_ms)} <span class='est'>(estimated)</span></div></div>`;
+  sim.fig.x_range.start = -Math.max(p.end * 0.01, 1) / 1000;
+  sim.fig.x_range.end = Math.max(p.end * 1.01, 1) / 1000;
+  sim.fig.y_range.start = r.r.maxK + 0.3;
+  draw("sim");
+}
+
+function highlight() {
+  const idx = strag.selected.indices;
+  if (!idx.length) return;
+  const i = idx[0], pos = strag.data.pos[i];
+  if (pos < 0) return;
+  const s = D.start[pos], d = D.dur[pos], lane = D.lane[pos];
+  put(tl.hl, { left: [s / 1000], right: [(s + d) / 1000], bottom: [lane + 0.02], top: [lane + 0.98] });
+  const pad = Math.max(d * 1.5, 50);
+  tl.fig.x_range.setv({ start: (s - pad) / 1000, end: (s + d + pad) / 1000 });
+  draw("tl");
+  selected.text = STATUS_CSS + `<div class='jp'>Task attempt ${D.tid[pos]} (stage ${meta.stage_ids[D.stage[pos]]}, ` +
+    `index ${D.idx[pos]}) is highlighted on the <b>Timeline</b> tab (lane ${JP.fmtMs(d)} long, ` +
+    `starting ${JP.fixedEven(s / 1000, 3)} s).</div>`;
+}
+
+const ev = cb_obj && cb_obj.event_name;
+if (ev === "rangesupdate") {
+  draw(cb_obj.origin === sim.fig ? "sim" : "tl");
+} else if (cb_obj === strag.selected) {
+  highlight();
+} else if (cb_obj === disk || cb_obj === network || cb_obj === slots || cb_obj === toggles) {
+  whatif();
+} else {                                   // the document is ready: first drawing
+  draw("tl");
+  whatif();
+}

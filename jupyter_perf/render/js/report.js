@@ -1,0 +1,434 @@
+// jupyter-perf report: the browser half. Plain ES2017, no imports, no network.
+//
+// JP.whatif(D, settings) is a port of jupyter_perf/analysis/whatif.py (scenario_durations,
+// predict) and analysis/replay.py (replay, scaled_slots, simulate_group), operation for
+// operation in float64, including numpy's summation order (pairwise sums), so the predicted
+// time equals Analysis.whatif(...) exactly. JP.lod() turns per-task arrays into the bars of
+// a timeline: every task when few are in view, per-lane aggregates (with their task counts)
+// otherwise.
+const JP = (() => {
+  "use strict";
+
+  const num = (v) => (v === "inf" ? Infinity : v === "-inf" ? -Infinity : v);
+  const get = (obj, key) => (obj instanceof Map ? obj.get(key) : obj[key]);
+
+  function toF64(a) {
+    const out = new Float64Array(a.length);
+    for (let i = 0; i < a.length; i++) out[i] = a[i];
+    return out;
+  }
+
+  // Twin of codec.decode (Python).
+  function decode(spec, P, done) {
+    if (spec.k === "dense") return toF64(get(P, spec.a));
+    let out;
+    if (spec.base !== undefined) out = Float64Array.from(done[spec.base]);
+    else out = new Float64Array(spec.n).fill(num(spec.c));
+    if (spec.k === "sparse") {
+      const idx = get(P, spec.i);
+      const vals = decode(spec.v, P, done);
+      for (let j = 0; j < idx.length; j++) out[idx[j]] = vals[j];
+    }
+    return out;
+  }
+
+  // numpy's pairwise summation (DOUBLE_pairwise_sum), as np.sum uses it.
+  function pairwise(a, lo, n) {
+    if (n < 8) {
+      let res = -0.0;
+      for (let i = lo; i < lo + n; i++) res += a[i];
+      return res;
+    }
+    if (n <= 128) {
+      const r = [a[lo], a[lo + 1], a[lo + 2], a[lo + 3], a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]];
+      let i = 8;
+      const stop = n - (n % 8);
+      for (; i < stop; i += 8) {
+        for (let j = 0; j < 8; j++) r[j] += a[lo + i + j];
+      }
+      let res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+      for (; i < n; i++) res += a[lo + i];
+      return res;
+    }
+    let n2 = Math.floor(n / 2);
+    n2 -= n2 % 8;
+    return pairwise(a, lo, n2) + pairwise(a, lo + n2, n - n2);
+  }
+  const npSum = (a) => pairwise(a, 0, a.length);
+  // np.add.reduceat over one segment: the first element, then a pairwise sum of the rest.
+  const reduceatSum = (a, lo, n) => (n <= 1 ? a[lo] : a[lo] + pairwise(a, lo + 1, n - 1));
+
+  function rintEven(x) {           // np.round: half to even
+    const f = Math.floor(x);
+    const diff = x - f;
+    if (diff < 0.5) return f;
+    if (diff > 0.5) return f + 1;
+    return f % 2 === 0 ? f : f + 1;
+  }
+
+  function scaledSlots(slots, factor, nTasks) {  // replay.scaled_slots
+    if (!(factor === Infinity)) {
+      const k = Math.max(rintEven(slots * factor), 1);
+      return Math.min(k, Math.max(nTasks, 1));
+    }
+    return Math.max(nTasks, 1);
+  }
+
+  const savedShare = (f) => (f === Infinity ? 1.0 : 1.0 - 1.0 / f);
+
+  // whatif.scenario_durations
+  function durations(D, s) {
+    const n = D.n, out = new Float64Array(n);
+    const disk = s.disk, network = s.network;
+    const useFetch = disk !== 1.0 || network !== 1.0;
+    const fetchF = network !== 1.0 && disk !== 1.0 ? Math.max(disk, network) : disk === 1.0 ? network : disk;
+    const shF = savedShare(fetchF), shD = savedShare(disk);
+    const dur = D.dur, ns = D.nostrag, fw = D.fw, dk = D.disk, gc = D.gc, run = D.run;
+    for (let i = 0; i < n; i++) {
+      const d = s.stragglers ? dur[i] : Math.min(dur[i], ns[i]);
+      let saved = 0.0;
+      if (useFetch) saved = saved + fw[i] * shF;
+      if (disk !== 1.0) saved = saved + dk[i] * shD;
+      if (!s.gc) saved = saved + gc[i];
+      if (saved > run[i]) saved = run[i];
+      const keep = dur[i] > 0 ? 1.0 - saved / dur[i] : 1.0;
+      out[i] = d * (keep > 0 ? keep : 0.0);
+    }
+    return out;
+  }
+
+  // A binary min-heap of (time, slot): the earliest-free slot first, ties by slot number.
+  function Heap(k) {
+    this.t = new Float64Array(k);
+    this.s = new Int32Array(k);
+    for (let i = 0; i < k; i++) this.s[i] = i;
+    this.k = k;
+  }
+  Heap.prototype.less = function (i, j) {
+    return this.t[i] < this.t[j] || (this.t[i] === this.t[j] && this.s[i] < this.s[j]);
+  };
+  Heap.prototype.swap = function (i, j) {
+    const t = this.t[i]; this.t[i] = this.t[j]; this.t[j] = t;
+    const s = this.s[i]; this.s[i] = this.s[j]; this.s[j] = s;
+  };
+  Heap.prototype.down = function (i) {
+    const k = this.k;
+    for (;;) {
+      const l = 2 * i + 1, r = l + 1;
+      let m = i;
+      if (l < k && this.less(l, m)) m = l;
+      if (r < k && this.less(r, m)) m = r;
+      if (m === i) return;
+      this.swap(i, m);
+      i = m;
+    }
+  };
+  Heap.prototype.raise = function (ready) {     // every slot free before `ready` waits for it
+    for (let i = 0; i < this.k; i++) if (this.t[i] < ready) this.t[i] = ready;
+    for (let i = (this.k >> 1) - 1; i >= 0; i--) this.down(i);
+  };
+  Heap.prototype.max = function () {
+    let m = this.t[0];
+    for (let i = 1; i < this.k; i++) if (this.t[i] > m) m = this.t[i];
+    return m;
+  };
+
+  // replay.replay: per group makespan; starts / slots (group-relative) when asked.
+  function replay(D, d, slotsFactor, wantStarts) {
+    const G = D.G, bounds = D.bounds, gslots = D.slots;
+    const makespan = new Float64Array(G);
+    const starts = wantStarts ? new Float64Array(D.n) : null;
+    const slot = wantStarts ? new Int32Array(D.n) : null;
+    const dd = new Float64Array(d.length);
+    for (let i = 0; i < d.length; i++) dd[i] = d[i] > 0 ? d[i] : 0.0;
+    let maxK = 1;
+    for (let g = 0; g < G; g++) {
+      const lo = bounds[g], hi = bounds[g + 1], nT = hi - lo;
+      const k = scaledSlots(gslots[g], slotsFactor, nT);
+      if (k > maxK) maxK = k;
+      const splits = D.splits[g];
+      if (!splits && k >= nT) {                       // one wave
+        let m = nT ? dd[lo] : 0.0;
+        for (let i = lo + 1; i < hi; i++) if (dd[i] > m) m = dd[i];
+        makespan[g] = m;
+        if (wantStarts) for (let i = lo; i < hi; i++) { starts[i] = 0.0; slot[i] = i - lo; }
+        continue;
+      }
+      if (!splits && k === 1) {                       // one slot
+        makespan[g] = reduceatSum(dd, lo, nT);
+        if (wantStarts) {
+          let c = 0.0;
+          for (let i = lo; i < hi; i++) { starts[i] = c; slot[i] = 0; c += dd[i]; }
+        }
+        continue;
+      }
+      const h = new Heap(k);
+      const loc = new Float64Array(nT);            // group-relative starts (barriers need them)
+      let next = 0;
+      const dispatch = (upto) => {                 // heapq.heapreplace(h, h[0] + d)
+        for (; next < upto; next++) {
+          const i = lo + next, t0 = h.t[0];
+          loc[next] = t0;
+          if (wantStarts) { starts[i] = t0; slot[i] = h.s[0]; }
+          h.t[0] = t0 + dd[i];
+          h.down(0);
+        }
+      };
+      if (splits) {
+        for (const [pos, parents] of splits) {
+          dispatch(pos);
+          let ready = -Infinity;
+          for (let p = 0; p < pos; p++) {
+            if (parents.has(D.stage[lo + p])) {
+              const f = loc[p] + dd[lo + p];
+              if (f > ready) ready = f;
+            }
+          }
+          if (ready > h.t[0]) h.raise(ready);
+        }
+      }
+      dispatch(nT);
+      makespan[g] = nT ? h.max() : 0.0;
+    }
+    return { makespan, total: npSum(makespan), starts, slot, maxK };
+  }
+
+  // whatif.predict
+  function predict(D, sim) {
+    const M = D.meta;
+    if (M.base_ms <= 0) return M.driver_gap_ms + M.actual_ms;
+    return M.driver_gap_ms + M.actual_ms * sim / M.base_ms;
+  }
+
+  function whatif(D, s, wantStarts) {
+    const d = durations(D, s);
+    const r = replay(D, d, s.slots, wantStarts);
+    return { predicted: predict(D, r.total), sim: r.total, d, r };
+  }
+
+  // ---------------------------------------------------------------- data
+  const COMP_COUNT = 6;   // CPU, GC, fetch wait, shuffle write, I/O wait (est.), other (est.)
+
+  function init(P, meta) {
+    const D = { meta, n: meta.n, G: meta.groups };
+    const done = {};
+    for (const name of ["dur", "fw", "disk", "gc", "run", "nostrag", "sw"]) {
+      done[name] = decode(meta.cols[name], P, done);
+    }
+    Object.assign(D, done);
+    for (const name of ["start", "lane", "stage", "cpu", "bytes", "tid", "idx", "att", "flags",
+                        "bounds", "slots"]) D[name] = get(P, name);
+    const sg = get(P, "split_g"), sp = get(P, "split_pos"), so = get(P, "split_off"),
+          sc = get(P, "split_codes");
+    D.splits = new Array(D.G).fill(null);
+    for (let j = 0; j < sg.length; j++) {
+      const set = new Set();
+      for (let q = so[j]; q < so[j + 1]; q++) set.add(sc[q]);
+      (D.splits[sg[j]] = D.splits[sg[j]] || []).push([sp[j], set]);
+    }
+    // measured breakdown per task, for colours
+    const n = D.n, comp = new Float32Array(n * COMP_COUNT), dom = new Uint8Array(n);
+    for (let i = 0; i < n; i++) {
+      const io = Math.max(D.disk[i] - D.sw[i], 0);
+      const parts = [D.cpu[i], D.gc[i], D.fw[i], D.sw[i], io];
+      let left = D.dur[i], best = -1, bi = 5;
+      for (let c = 0; c < 5; c++) {
+        const v = Math.max(Math.min(parts[c], left), 0);
+        comp[i * COMP_COUNT + c] = v;
+        left -= v;
+        if (v > best) { best = v; bi = c; }
+      }
+      comp[i * COMP_COUNT + 5] = Math.max(left, 0);
+      if (left > best) bi = 5;
+      dom[i] = bi;
+    }
+    D.comp = comp;
+    D.dom = dom;
+    D.base = replay(D, D.dur, 1.0, true);
+    return D;
+  }
+
+  // Simulated positions (ms from the window start): groups keep the measured driver gaps.
+  function simPositions(D, r) {
+    const M = D.meta, G = D.G, pos = new Float64Array(D.n);
+    let t = G ? Math.max(M.group_start[0], 0) : 0;
+    for (let g = 0; g < G; g++) {
+      if (g > 0) t += Math.max(M.group_start[g] - M.group_end[g - 1], 0);
+      for (let i = D.bounds[g]; i < D.bounds[g + 1]; i++) pos[i] = t + r.starts[i];
+      t += r.makespan[g];
+    }
+    return { pos, end: t };
+  }
+
+  // ---------------------------------------------------------------- format (render/fmt.py)
+  function fixedEven(x, digits) {  // Python's format(x, f".{digits}f"): exact, ties to even
+    const neg = x < 0 || Object.is(x, -0);
+    const s = Math.abs(x).toFixed(Math.min(100, digits + 60));
+    const [ip, fp = ""] = s.split(".");
+    let keep = ip + fp.slice(0, digits);
+    const rest = fp.slice(digits);
+    let up = false;
+    if (rest.length) {
+      if (rest[0] > "5") up = true;
+      else if (rest[0] === "5") {
+        const tail = rest.slice(1).replace(/0/g, "");
+        up = tail.length > 0 || (parseInt(keep[keep.length - 1], 10) % 2 === 1);
+      }
+    }
+    if (up) {
+      const arr = keep.split("");
+      let i = arr.length - 1;
+      while (i >= 0) {
+        if (arr[i] === "9") { arr[i] = "0"; i--; } else { arr[i] = String(+arr[i] + 1); break; }
+      }
+      if (i < 0) arr.unshift("1");
+      keep = arr.join("");
+    }
+    const ipLen = keep.length - digits;
+    let out = digits ? keep.slice(0, ipLen) + "." + keep.slice(ipLen) : keep;
+    if (neg && /[1-9]/.test(out)) out = "-" + out;
+    else if (neg) out = "-" + out;   // Python keeps "-0"
+    return out;
+  }
+  function pyFloorDiv(a, b) { return Math.floor(a / b); }
+  function pyMod(a, b) { const m = a % b; return m !== 0 && (m < 0) !== (b < 0) ? m + b : m; }
+  function fmtMs(v) {
+    if (v === null || v === undefined || Number.isNaN(v)) return "–";
+    const a = Math.abs(v);
+    if (a < 1000) return fixedEven(v, 0) + " ms";
+    if (a < 60000) return fixedEven(v / 1000, 2) + " s";
+    if (a < 3600000) return `${Math.trunc(pyFloorDiv(v, 60000))} min ${fixedEven(pyMod(v, 60000) / 1000, 0)} s`;
+    return `${Math.trunc(pyFloorDiv(v, 3600000))} h ${Math.trunc(pyFloorDiv(pyMod(v, 3600000), 60000))} min`;
+  }
+  function fmtBytes(v) {
+    let x = +v;
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    for (const u of units) {
+      if (Math.abs(x) < 1024 || u === "TiB") return u === "B" ? fixedEven(x, 0) + " B" : fixedEven(x, 1) + " " + u;
+      x /= 1024;
+    }
+    return fixedEven(x, 1) + " TiB";
+  }
+  function fmtChange(newV, oldV) {   // fmt.change
+    if (!oldV) return "–";
+    const p = 100.0 * (newV - oldV) / oldV;
+    const s = fixedEven(p, 1);
+    return (p >= 0 && !s.startsWith("-") ? "+" : "") + s + "%";
+  }
+
+  // ---------------------------------------------------------------- level of detail
+  const COMP_LABELS = ["CPU", "GC", "shuffle fetch wait", "shuffle write", "I/O wait (est.)", "other (est.)"];
+
+  function taskText(D, i, startMs, durMs) {
+    const M = D.meta, c = D.stage[i], lane = D.lane[i];
+    const F = M.flags, f = D.flags[i];
+    const notes = [];
+    if (f & F.failed) notes.push("FAILED");
+    if (f & F.killed) notes.push("KILLED");
+    if (f & F.speculative) notes.push("speculative");
+    if (f & F.straggler) notes.push("straggler");
+    if (f & F.skew) notes.push("data skew");
+    if (f & F.spill) notes.push("spilled");
+    const parts = [];
+    for (let k = 0; k < COMP_COUNT; k++) {
+      const v = D.comp[i * COMP_COUNT + k];
+      if (v > 0) parts.push(`${COMP_LABELS[k]} ${fmtMs(v)}`);
+    }
+    return {
+      task: `${D.tid[i]} (index ${D.idx[i]}, attempt ${D.att[i]})`,
+      stage: `${M.stage_ids[c]} (attempt ${M.stage_attempts[c]})`,
+      exec: `${M.lane_exec[lane]} on ${M.lane_host[lane]}`,
+      time: `${fmtMs(durMs)} from ${fixedEven(startMs / 1000, 3)} s`,
+      parts: parts.join(" · ") || "–",
+      read: fmtBytes(D.bytes[i]),
+      notes: notes.join(", ") || "–",
+    };
+  }
+
+  // xs: start ms per task; ds: duration ms; lanes: lane per task. x0/x1 in ms.
+  function lod(D, xs, ds, lanes, nLanes, x0, x1, opts) {
+    const n = D.n, limit = opts.limit || 2000, nb = opts.bins || 160;
+    let vis = 0;
+    for (let i = 0; i < n; i++) { const s = xs[i]; if (s <= x1 && s + ds[i] >= x0) vis++; }
+    const colors = opts.colors;
+    if (vis <= limit) {
+      const seg = { left: [], right: [], bottom: [], top: [], color: [] };
+      const box = { left: [], right: [], bottom: [], top: [], line: [], dash: [], row: [],
+                    task: [], stage: [], exec: [], time: [], parts: [], read: [], notes: [] };
+      const F = D.meta.flags;
+      for (let i = 0; i < n; i++) {
+        const s = xs[i], d = ds[i];
+        if (!(s <= x1 && s + d >= x0)) continue;
+        const y = lanes[i];
+        const scale = D.dur[i] > 0 ? d / D.dur[i] : 0;
+        let x = s;
+        for (let k = 0; k < COMP_COUNT; k++) {
+          const w = D.comp[i * COMP_COUNT + k] * scale;
+          if (w <= 0) continue;
+          seg.left.push(x / 1000); seg.right.push((x + w) / 1000);
+          seg.bottom.push(y + 0.12); seg.top.push(y + 0.88); seg.color.push(colors[k]);
+          x += w;
+        }
+        const f = D.flags[i];
+        box.left.push(s / 1000); box.right.push((s + d) / 1000);
+        box.bottom.push(y + 0.08); box.top.push(y + 0.92);
+        box.line.push(f & (F.failed | F.killed) ? "#d62728" : f & F.speculative ? "#9467bd"
+                      : f & F.straggler ? "#111111" : "rgba(0,0,0,0.25)");
+        box.dash.push(f & F.speculative ? "dashed" : "solid");
+        box.row.push(i);
+        const t = taskText(D, i, s, d);
+        for (const key of ["task", "stage", "exec", "time", "parts", "read", "notes"]) box[key].push(t[key]);
+      }
+      return { mode: "detail", visible: vis, seg, box, agg: null };
+    }
+    const w = (x1 - x0) / nb;
+    const L = Math.max(nLanes, 1), cells = L * nb;
+    const count = new Int32Array(cells), fail = new Int32Array(cells);
+    const minS = new Float64Array(cells).fill(Infinity), maxE = new Float64Array(cells).fill(-Infinity);
+    const sums = new Float64Array(cells * COMP_COUNT);
+    const stMin = new Int32Array(cells).fill(2147483647), stMax = new Int32Array(cells).fill(-1);
+    const F = D.meta.flags;
+    for (let i = 0; i < n; i++) {
+      const s = xs[i], d = ds[i];
+      if (!(s <= x1 && s + d >= x0)) continue;
+      let b = Math.floor((Math.max(s, x0) - x0) / w);
+      if (b >= nb) b = nb - 1;
+      const key = lanes[i] * nb + b;
+      count[key]++;
+      if (s < minS[key]) minS[key] = s;
+      if (s + d > maxE[key]) maxE[key] = s + d;
+      const scale = D.dur[i] > 0 ? d / D.dur[i] : 0;
+      for (let k = 0; k < COMP_COUNT; k++) sums[key * COMP_COUNT + k] += D.comp[i * COMP_COUNT + k] * scale;
+      if (D.flags[i] & (F.failed | F.killed)) fail[key]++;
+      const sid = D.meta.stage_ids[D.stage[i]];
+      if (sid < stMin[key]) stMin[key] = sid;
+      if (sid > stMax[key]) stMax[key] = sid;
+    }
+    const agg = { left: [], right: [], bottom: [], top: [], color: [], count: [], tasks: [],
+                  busy: [], mostly: [], stages: [], notes: [] };
+    for (let key = 0; key < cells; key++) {
+      const c = count[key];
+      if (!c) continue;
+      const lane = Math.floor(key / nb);
+      let total = 0, best = 0, bi = 0;
+      for (let k = 0; k < COMP_COUNT; k++) {
+        const v = sums[key * COMP_COUNT + k];
+        total += v;
+        if (v > best) { best = v; bi = k; }
+      }
+      agg.left.push(minS[key] / 1000); agg.right.push(maxE[key] / 1000);
+      agg.bottom.push(lane + 0.12); agg.top.push(lane + 0.88);
+      agg.color.push(colors[bi]); agg.count.push(c);
+      agg.tasks.push(`${c} task attempt${c === 1 ? "" : "s"} (one bar for all of them; zoom in for each task)`);
+      agg.busy.push(`${fmtMs(total)} of task time, ${fixedEven(minS[key] / 1000, 3)}–${fixedEven(maxE[key] / 1000, 3)} s`);
+      agg.mostly.push(`${COMP_LABELS[bi]} (${total > 0 ? fixedEven(100 * best / total, 0) : "0"}%)`);
+      agg.stages.push(stMin[key] === stMax[key] ? `${stMin[key]}` : `${stMin[key]}–${stMax[key]}`);
+      agg.notes.push(fail[key] ? `${fail[key]} failed/killed` : "–");
+    }
+    return { mode: "aggregate", visible: vis, seg: null, box: null, agg };
+  }
+
+  return { decode, pairwise, npSum, reduceatSum, rintEven, scaledSlots, durations, replay,
+           predict, whatif, init, simPositions, lod, fmtMs, fmtBytes, fmtChange, fixedEven,
+           COMP_LABELS, get, num };
+})();

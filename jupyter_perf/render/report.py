@@ -1,0 +1,142 @@
+"""The interactive report: six tabs in one Bokeh document, and its standalone offline HTML.
+
+``report_document(a)`` builds the tabs (``tabs/``) and wires one CustomJS — ``js/report.js``
+(replay port, level of detail, formatting) + ``js/main.js`` (dispatch) — to the document's
+ready event, both timelines' range updates, the what-if widgets and the straggler table.
+The per-task arrays it reads come from :mod:`.payload`. ``report_html`` inlines BokehJS
+(``INLINE`` resources): the file makes no network request.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from importlib import resources as _res
+
+from bokeh.document import Document
+from bokeh.embed import file_html
+from bokeh.layouts import column
+from bokeh.models import CustomJS, Tabs
+from bokeh.resources import INLINE
+
+from ..analysis import Analysis, analyze
+from ..model import Run
+from . import fmt, payload
+from .basic import basic_layout
+from .lanes import assign_lanes
+from .style import CSS, TIMELINE_COLORS
+from .tabs.memory import memory_tab
+from .tabs.stages import stages_tab
+from .tabs.stragglers import stragglers_tab
+from .tabs.summary import header_html, summary_tab
+from .tabs.timeline import BINS, DETAIL_LIMIT, timeline_tab
+from .tabs.whatif import whatif_tab
+from .widgets import div
+
+TITLE = "jupyter-perf report"
+TAB_NAMES = ["Summary", "Timeline", "Stages", "Stragglers", "What-if", "Memory"]
+
+
+@functools.lru_cache(maxsize=None)
+def js_source() -> str:
+    base = _res.files("jupyter_perf.render") / "js"
+    return (base / "report.js").read_text(encoding="utf-8") + "\n" + \
+        (base / "main.js").read_text(encoding="utf-8")
+
+
+def _parts(tl):
+    return {"fig": tl.fig, "agg": tl.agg, "seg": tl.seg, "box": tl.box, "status": tl.status,
+            "hl": tl.highlight}
+
+
+def report_document(a: Analysis) -> Document:
+    """The full report of ``a`` as a Bokeh Document (tabs + the browser-side logic)."""
+    run = a.run
+    s = a.summary()
+    tl = a.timeline
+    lanes = assign_lanes(run, tl.launch, tl.duration)
+    arrays, meta, extras = payload.build(a, lanes)
+    flags_by_row = arrays["flags"][extras["pos"]] if len(extras["pos"]) else arrays["flags"]
+
+    t_summary = summary_tab(a, s)
+    t_timeline, tlp = timeline_tab(a, lanes, flags_by_row)
+    t_stages = stages_tab(a)
+    t_strag, strag_src, strag_info = stragglers_tab(a, extras["pos"], extras["straggler_rows"])
+    t_whatif, w = whatif_tab(a)
+    t_memory = memory_tab(a)
+    tabs = Tabs(tabs=[t_summary, t_timeline, t_stages, t_strag, t_whatif, t_memory],
+                sizing_mode="stretch_width", name="jp-tabs")
+    header = div(header_html(run, f" · {fmt.ms(a.wall_ms)} wall · model error "
+                                  f"{100 * a.model_error:.1f}%"), name="jp-header")
+    root = column(header, tabs, sizing_mode="stretch_width", name="jp-report")
+
+    cb = CustomJS(args=dict(
+        P=arrays, M=payload.meta_json(meta), state=w.state, tl=_parts(tlp), sim=_parts(w.sim),
+        disk=w.disk, network=w.network, slots=w.slots, toggles=w.toggles, out=w.out,
+        strag=strag_src, selected=strag_info, LIMIT=DETAIL_LIMIT, BINS=BINS,
+        COLORS=TIMELINE_COLORS, STATUS_CSS=CSS), code=js_source())
+    for widget in (w.disk, w.network, w.slots):
+        widget.js_on_change("value", cb)
+    w.toggles.js_on_change("active", cb)
+    strag_src.selected.js_on_change("indices", cb)
+    tlp.fig.js_on_event("rangesupdate", cb)
+    w.sim.fig.js_on_event("rangesupdate", cb)
+    doc = Document()
+    doc.add_root(root)
+    doc.js_on_event("document_ready", cb)
+    doc.title = TITLE
+    return doc
+
+
+def _as_analysis(obj) -> Analysis:
+    if isinstance(obj, Analysis):
+        return obj
+    if isinstance(obj, Run):
+        return analyze(obj)
+    raise TypeError(f"expected a jupyter_perf Run or Analysis, got {type(obj).__name__}")
+
+
+def fallback_document(run: Run, reason: str) -> Document:
+    doc = Document()
+    doc.add_root(basic_layout(run, reason))
+    doc.title = TITLE
+    return doc
+
+
+def report_html(obj: Run | Analysis) -> str:
+    """One standalone HTML document of a Run or an Analysis; BokehJS is inlined, no network.
+
+    A Run is analysed first; if that analysis fails, the basic report (header, breakdown,
+    stages) is returned with the reason, so a measured run always renders.
+    """
+    if isinstance(obj, Run):
+        try:
+            a = analyze(obj)
+        except Exception as exc:  # noqa: BLE001 — never lose a report to an analysis bug
+            return file_html(fallback_document(obj, f"analysis failed: {type(exc).__name__}: {exc}"),
+                             resources=INLINE, title=TITLE)
+        return file_html(report_document(a), resources=INLINE, title=TITLE)
+    return file_html(report_document(_as_analysis(obj)), resources=INLINE, title=TITLE)
+
+
+def export(obj: Run | Analysis, path: str | os.PathLike) -> str:
+    """Write the standalone report to ``path`` atomically (temp file + rename); returns the path."""
+    path = os.fspath(path)
+    html = report_html(obj)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".jp-report-", suffix=".html", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(html)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)            # mkstemp makes it 0600; a report is for sharing
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path

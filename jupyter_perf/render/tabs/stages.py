@@ -1,0 +1,120 @@
+"""The Stages tab: per stage attempt, task-time quantiles and the time breakdown."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from bokeh.layouts import column
+from bokeh.models import ColumnDataSource, HoverTool, TabPanel
+from bokeh.plotting import figure
+
+from ...analysis import Analysis
+from ...analysis.breakdown import COMPONENTS
+from ..style import COMPONENT_COLORS, ESTIMATED_HATCH
+from .. import fmt
+from ..widgets import div, swatch, table
+
+QUANTILES = [("min", 0.0), ("p25", 0.25), ("p50", 0.5), ("p75", 0.75), ("p95", 0.95), ("max", 1.0)]
+MAX_BAR_STAGES = 40
+
+
+def stage_rows(a: Analysis) -> pd.DataFrame:
+    """``a.stage_table()`` plus task-duration quantiles and per-component ms per stage."""
+    st = a.stage_table()
+    tl = a.timeline
+    run = a.run
+    if len(tl.duration):
+        keys = pd.DataFrame({"stage_id": run.tasks["stage_id"].to_numpy(),
+                             "attempt": run.tasks["stage_attempt"].to_numpy(),
+                             "d": tl.duration})
+        g = keys.groupby(["stage_id", "attempt"])["d"]
+        q = pd.DataFrame({name: g.quantile(p) for name, p in QUANTILES})
+        comp = a.task_breakdown.copy()
+        comp["stage_id"] = keys["stage_id"].to_numpy()
+        comp["attempt"] = keys["attempt"].to_numpy()
+        bd = comp.groupby(["stage_id", "attempt"]).sum()
+        st = st.merge(q.reset_index(), on=["stage_id", "attempt"], how="left")
+        st = st.merge(bd.add_prefix("bd_").reset_index(), on=["stage_id", "attempt"], how="left")
+    for name, _ in QUANTILES:
+        if name not in st.columns:
+            st[name] = np.nan
+    for k in COMPONENTS:
+        if f"bd_{k}" not in st.columns:
+            st[f"bd_{k}"] = 0.0
+    bd_cols = [f"bd_{k}" for k in COMPONENTS]
+    st[bd_cols] = st[bd_cols].fillna(0.0)
+    st["task_time_ms"] = st[bd_cols].sum(axis=1)
+    return st
+
+
+def stages_tab(a: Analysis) -> TabPanel:
+    st = stage_rows(a)
+    total = st["task_time_ms"].replace(0, np.nan)
+    data = {
+        "stage_id": st["stage_id"].astype(int).tolist(),
+        "attempt": st["attempt"].astype(int).tolist(),
+        "status": st["status"].fillna("").astype(str).tolist(),
+        "name": st["name"].fillna("").astype(str).tolist() if "name" in st else [""] * len(st),
+        "task_attempts": st["task_attempts"].astype(int).tolist(),
+        "failed_tasks": st["failed_tasks"].astype(int).tolist(),
+        "task_time_ms": st["task_time_ms"].tolist(),
+    }
+    for name, _ in QUANTILES:
+        data[name] = st[name].fillna(0.0).tolist()
+    share_cols = [("cpu", "CPU"), ("gc", "GC"), ("shuffle_fetch_wait", "fetch wait"),
+                  ("shuffle_write", "shuffle write"), ("io_wait_est", "I/O wait est."),
+                  ("other_wait_est", "other wait est.")]
+    for k, _ in share_cols:
+        data[f"share_{k}"] = (st[f"bd_{k}"] / total).fillna(0.0).tolist()
+    overhead = [f"bd_{k}" for k in ("scheduler_delay", "deserialize", "result_serialization",
+                                   "getting_result", "unaccounted")]
+    data["share_overhead"] = (st[overhead].sum(axis=1) / total).fillna(0.0).tolist()
+    for col in ("input_bytes", "shuffle_read_bytes", "shuffle_write_bytes", "output_bytes",
+                "memory_spilled_bytes", "disk_spilled_bytes"):
+        data[col] = st[col].astype(float).tolist() if col in st else [0.0] * len(st)
+    cols = [("stage_id", "stage", "int"), ("attempt", "att.", "int"), ("status", "status", "text"),
+            ("name", "name", "text"), ("task_attempts", "tasks", "int"), ("failed_tasks", "failed", "int"),
+            ("task_time_ms", "task time ms", "ms")]
+    cols += [(name, f"{name} ms", "ms") for name, _ in QUANTILES]
+    cols += [(f"share_{k}", label, "pct") for k, label in share_cols]
+    cols += [("share_overhead", "overhead", "pct"), ("input_bytes", "input", "bytes"),
+             ("shuffle_read_bytes", "shuffle read", "bytes"),
+             ("shuffle_write_bytes", "shuffle write", "bytes"), ("output_bytes", "output", "bytes"),
+             ("memory_spilled_bytes", "spill (mem)", "bytes"), ("disk_spilled_bytes", "spill (disk)", "bytes")]
+    t, _ = table(cols, data, height=min(420, 32 + 26 * max(1, len(st))), name="jp-stages")
+    head = div("<b>Stages</b> <span class='muted'>task-time quantiles over task attempts (ms, "
+               "finish − launch); breakdown shares of each stage's task time — CPU, GC, fetch wait, "
+               "shuffle write are measured by Spark, I/O and other wait are estimated; sums equal "
+               "Spark's REST /stages. Click a header to sort.</span>")
+    return TabPanel(child=column(head, t, _stage_bars(st), sizing_mode="stretch_width"), title="Stages")
+
+
+def _stage_bars(st: pd.DataFrame):
+    top = st.sort_values("task_time_ms", ascending=False).head(MAX_BAR_STAGES)
+    top = top.sort_values(["stage_id", "attempt"])
+    labels = [f"stage {s}.{t}" for s, t in zip(top["stage_id"], top["attempt"])]
+    title = ("task time per stage" if len(st) <= MAX_BAR_STAGES else
+             f"task time of the {MAX_BAR_STAGES} stages with the most (of {len(st)})")
+    p = figure(y_range=list(reversed(labels)) or ["-"], height=max(120, 70 + 24 * len(labels)),
+               sizing_mode="stretch_width", toolbar_location=None, title=title,
+               x_axis_label="seconds of task time", name="jp-stage-bars")
+    left = np.zeros(len(top))
+    items = []
+    for k, (label, kind, _metric) in COMPONENTS.items():
+        w = top[f"bd_{k}"].to_numpy(float) / 1000.0
+        if not (w > 0).any():
+            continue
+        est = kind == "estimated"
+        src = ColumnDataSource({"y": labels, "left": left.copy(), "right": left + w,
+                                "comp": [label] * len(labels), "kind": [kind] * len(labels),
+                                "s": [f"{x:.3f} s" for x in w]})
+        p.hbar(y="y", left="left", right="right", height=0.7, source=src,
+                   fill_color=COMPONENT_COLORS.get(k, "#999"), fill_alpha=0.55 if est else 1.0,
+                   line_color="white", hatch_pattern=ESTIMATED_HATCH if est else None,
+                   hatch_color="#555555", hatch_alpha=0.6, hatch_scale=8)
+        items.append(f"<span style='white-space:nowrap;margin-right:12px'>"
+                     f"{swatch(COMPONENT_COLORS.get(k, '#999'), est)}{fmt.esc(label)}</span>")
+        left = left + w
+    p.add_tools(HoverTool(tooltips=[("stage", "@y"), ("component", "@comp"), ("", "@kind"),
+                                    ("time", "@s")]))
+    p.ygrid.visible = False
+    return column(p, div(" ".join(items)), sizing_mode="stretch_width")

@@ -1,0 +1,61 @@
+"""Small builders every tab uses: an HTML Div with the report's styles, a legend, a table."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from bokeh.models import ColumnDataSource, DataTable, Div, NumberFormatter, StringFormatter, TableColumn
+
+from . import fmt
+from .style import CSS, ESTIMATED_HATCH, TIMELINE_COMPONENTS
+
+
+def div(html: str, name: str | None = None, **kw: Any) -> Div:
+    """A Div whose ``html`` is trusted markup built by us (user strings already escaped)."""
+    kw.setdefault("sizing_mode", "stretch_width")
+    return Div(text=f"{CSS}<div class='jp'>{html}</div>", name=name, **kw)
+
+
+def swatch(color: str, estimated: bool) -> str:
+    bg = (f"repeating-linear-gradient(135deg,{color} 0 3px,#fff 3px 5px)" if estimated else color)
+    return (f"<span style='display:inline-block;width:11px;height:11px;background:{bg};"
+            f"border:1px solid {color};vertical-align:-1px;margin-right:3px'></span>")
+
+
+def timeline_legend() -> str:
+    items = [f"{swatch(c, k == 'estimated')}{fmt.esc(label)}" for label, c, k in TIMELINE_COMPONENTS]
+    marks = ("<span style='color:#d62728'>▭ red outline</span>: failed/killed attempt · "
+             "<span style='color:#9467bd'>dashed</span>: speculative · "
+             "black outline: straggler · ✕ failed/killed · ◆ speculative")
+    return ("<div>" + " &nbsp; ".join(items) + "</div><div class='muted'>"
+            f"Hatched = estimated (not measured by Spark). {marks}</div>")
+
+
+def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, height: int,
+          name: str | None = None, **kw: Any) -> tuple[DataTable, ColumnDataSource]:
+    """``columns``: (field, title, kind) with kind ``text`` | ``int`` | ``ms`` | ``float`` |
+    ``pct`` | ``bytes``. Text cells use StringFormatter, which writes text, not markup."""
+    cols = []
+    for field, title, kind in columns:
+        if kind == "text":
+            formatter = StringFormatter()
+        elif kind == "int":
+            formatter = NumberFormatter(format="0,0")
+        elif kind == "ms":
+            formatter = NumberFormatter(format="0,0.0")
+        elif kind == "pct":
+            formatter = NumberFormatter(format="0.0%")
+        elif kind == "bytes":
+            formatter = NumberFormatter(format="0.0 b")
+        else:
+            formatter = NumberFormatter(format="0,0.00")
+        width = {"text": 170, "int": 60}.get(kind, 85)
+        cols.append(TableColumn(field=field, title=title, formatter=formatter, width=width))
+    source = ColumnDataSource(data, name=(name + "-source") if name else None)
+    kw.setdefault("sizing_mode", "stretch_width")
+    kw.setdefault("autosize_mode", "none")
+    t = DataTable(source=source, columns=cols, height=height, index_position=None,
+                  name=name, **kw)
+    return t, source
+
+
+__all__ = ["div", "swatch", "table", "timeline_legend", "ESTIMATED_HATCH"]

@@ -21,10 +21,30 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "jupyter_perf.server"}]
 
 
+def _settings_class():
+    """``c.JupyterPerf.*`` settings (traitlets), built lazily: traitlets is not imported
+    by ``import jupyter_perf``."""
+    from traitlets import Unicode
+    from traitlets.config import Configurable
+
+    class JupyterPerf(Configurable):
+        """Settings of the jupyter_perf server extension."""
+
+        store_dir = Unicode(
+            "", config=True,
+            help="Run store the REST API reads. Empty (default): $JUPYTER_PERF_HOME if set, "
+                 "else <jupyter data dir>/jupyter_perf, resolved on every request, the same "
+                 "place kernels write to.")
+
+    return JupyterPerf
+
+
 def _load_jupyter_server_extension(server_app: Any) -> None:
     """Register the REST handlers with the running Jupyter server."""
     from .handlers import setup_handlers
 
-    setup_handlers(server_app.web_app)
-    server_app.log.info("Registered jupyter_perf server extension")
+    settings = _settings_class()(config=server_app.config, parent=server_app)
+    setup_handlers(server_app.web_app, store_dir=settings.store_dir)
+    where = settings.store_dir or "$JUPYTER_PERF_HOME or <jupyter data dir>/jupyter_perf"
+    server_app.log.info("Registered jupyter_perf server extension (run store: %s)", where)
 

@@ -1,0 +1,327 @@
+"""What the REST API does, as plain functions (no tornado, no jupyter_server).
+
+The handlers in ``handlers.py`` only parse the request, call one function here
+and write its result. Every function takes the store root explicitly and opens
+a fresh ``RunStore`` (a few path joins; SQLite is opened per call), so runs that
+any kernel writes appear on the next request without restarting the server.
+
+Failures are ``ApiError`` with an HTTP status and a one-line message that says
+what to do next; ``StoreError`` becomes a 500 with the store's own message.
+"""
+from __future__ import annotations
+
+import os
+import posixpath
+import tempfile
+import threading
+from typing import Any
+
+from .. import __version__
+from ..store import RunStore, StoreError, home_dir, valid_run_id
+
+#: Largest page the list endpoint returns; the sidebar never needs more at once.
+MAX_LIMIT = 500
+DEFAULT_LIMIT = 50
+#: The cached report inside a run's directory, and the key that says what it was rendered from.
+REPORT_FILE = "report.html"
+REPORT_KEY_FILE = "report.key"
+
+
+class ApiError(Exception):
+    """An error the API reports as ``{"error": message}`` with ``status``."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def open_store(root: str | None) -> RunStore:
+    """The run store at ``root``, else at ``$JUPYTER_PERF_HOME`` (resolved now, not at startup)."""
+    return RunStore(root or home_dir())
+
+
+def check_run_id(run_id: str) -> str:
+    if not isinstance(run_id, str) or not valid_run_id(run_id):
+        raise ApiError(400, f"not a valid run id: {str(run_id)[:80]!r}; run ids look like "
+                            "20261122-015800-3f9a1c (see GET /jupyter-perf/api/runs)")
+    return run_id
+
+
+def _not_found(run_id: str) -> ApiError:
+    return ApiError(404, f"no run {run_id} in the store; it may have been deleted "
+                         "(GET /jupyter-perf/api/runs lists the runs there are)")
+
+
+def _store_error(exc: StoreError) -> ApiError:
+    return ApiError(500, str(exc).splitlines()[0] if str(exc) else "run store error")
+
+
+def _int_arg(value: str | None, name: str, default: int, lo: int, hi: int) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ApiError(400, f"?{name}= must be an integer, got {value[:40]!r}") from None
+    if number < lo:
+        raise ApiError(400, f"?{name}= must be at least {lo}, got {number}")
+    return min(number, hi)
+
+
+def contents_path(notebook: str | None, contents_root: str | None) -> str | None:
+    """``notebook`` as a path relative to the Jupyter contents root, or None.
+
+    Kernels record the notebook as ``JPY_SESSION_NAME``, which jupyter_server
+    sets to an absolute file path (older servers: a path relative to the root).
+    The frontend needs the root-relative, '/'-separated form to find the open
+    notebook.
+    """
+    if not notebook:
+        return None
+    if not os.path.isabs(notebook):
+        rel = notebook.replace(os.sep, "/").lstrip("/")
+        return rel if rel and ".." not in rel.split("/") else None
+    if not contents_root:
+        return None
+    root = os.path.realpath(contents_root)
+    try:
+        path = os.path.realpath(notebook)
+        if os.path.commonpath([root, path]) != root:
+            return None
+    except ValueError:
+        return None
+    rel = os.path.relpath(path, root)
+    return rel.replace(os.sep, "/") if rel != "." else None
+
+
+def _row(row: dict[str, Any], contents_root: str | None) -> dict[str, Any]:
+    out = dict(row)
+    out["notebook_path"] = contents_path(row.get("notebook"), contents_root)
+    return out
+
+
+# -- the verbs ---------------------------------------------------------------------------
+def list_runs(root: str | None, limit: str | None = None, offset: str | None = None,
+              q: str | None = None, notebook: str | None = None,
+              contents_root: str | None = None) -> dict[str, Any]:
+    """``GET runs``: one page of index rows, newest first, and how many match in all."""
+    lim = _int_arg(limit, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    off = _int_arg(offset, "offset", 0, 0, 2**62)
+    q = (q or "").strip()[:200]
+    notebook = (notebook or "").strip()
+    store = open_store(root)
+    try:
+        rows = store.list(limit=lim, offset=off, text=q, notebook=notebook)
+        if not q and not notebook:
+            total = store.count()
+        elif off == 0 and len(rows) < lim:
+            total = len(rows)
+        else:  # RunStore.count() takes no filters; count the matching index rows
+            total = len(store.list(limit=2**62, offset=0, text=q, notebook=notebook))
+    except StoreError as exc:
+        raise _store_error(exc) from exc
+    return {"runs": [_row(r, contents_root) for r in rows], "total": total,
+            "offset": off, "limit": lim}
+
+
+def _index_row(store: RunStore, run_id: str) -> dict[str, Any] | None:
+    for row in store.list(limit=1, offset=0, text=run_id):
+        if row["run_id"] == run_id:
+            return row
+    return None
+
+
+def get_run(root: str | None, run_id: str, contents_root: str | None = None) -> dict[str, Any]:
+    """``GET runs/{id}``: the run's metadata (with the cell source) and its analysis summary."""
+    check_run_id(run_id)
+    store = open_store(root)
+    try:
+        try:
+            summary = store.summary(run_id)
+            run = store.load(run_id)
+        except KeyError:
+            raise _not_found(run_id) from None
+        row = _index_row(store, run_id) or {}
+    except StoreError as exc:
+        raise _store_error(exc) from exc
+    out = {k: getattr(run, k) for k in (
+        "run_id", "kind", "label", "source", "notebook", "status", "start_ms", "end_ms",
+        "app_id", "app_name", "spark_version", "master", "collector", "error", "warnings")}
+    out.update(first_line=run.first_line, wall_ms=run.wall_ms,
+               created_ms=row.get("created_ms"), num_jobs=len(run.jobs),
+               num_stages=len(run.stages), num_tasks=len(run.tasks),
+               verdict=(summary or {}).get("verdict") or row.get("verdict") or "",
+               notebook_path=contents_path(run.notebook, contents_root), summary=summary)
+    return out
+
+
+def delete_run(root: str | None, run_id: str) -> dict[str, Any]:
+    """``DELETE runs/{id}``: remove the run's index row and directory."""
+    check_run_id(run_id)
+    try:
+        gone = open_store(root).delete(run_id)
+    except StoreError as exc:
+        raise _store_error(exc) from exc
+    if not gone:
+        raise _not_found(run_id)
+    return {"run_id": run_id, "deleted": True}
+
+
+# -- the report, cached inside the run directory ------------------------------------------
+_render_locks: dict[str, threading.Lock] = {}
+_render_locks_guard = threading.Lock()
+
+
+def _lock_for(key: str) -> threading.Lock:
+    with _render_locks_guard:
+        return _render_locks.setdefault(key, threading.Lock())
+
+
+def _cache_key(run_dir: str) -> str:
+    """What the cached report was rendered from: run.json's identity and our version.
+
+    ``RunStore.save`` replaces a run's whole directory, so a re-saved run has a
+    new run.json (new inode and mtime) and, usually, no old report beside it.
+    """
+    st = os.stat(os.path.join(run_dir, "run.json"))
+    return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}:{__version__}"
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _write_atomic(path: str, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def render_report(run) -> str:
+    """The standalone report HTML of a Run (the one public render entry point)."""
+    from ..render import report_html
+
+    return report_html(run)
+
+
+def report_html(root: str | None, run_id: str, refresh: bool = False) -> tuple[str, bool]:
+    """``GET runs/{id}/report``: (HTML, served_from_cache).
+
+    The first request renders the report and writes ``runs/<id>/report.html``
+    atomically, with ``report.key``; later requests serve that file while the
+    key still matches (the run was not re-saved, the package version is the
+    same). ``refresh`` re-renders. Failing to write the cache is not an error.
+    """
+    check_run_id(run_id)
+    store = open_store(root)
+    try:
+        run_dir = store.run_dir(run_id)
+    except StoreError as exc:  # valid_run_id already passed; belt and braces
+        raise ApiError(400, str(exc)) from exc
+    html_path = os.path.join(run_dir, REPORT_FILE)
+    key_path = os.path.join(run_dir, REPORT_KEY_FILE)
+    with _lock_for(os.path.join(store.root, run_id)):
+        try:
+            key = _cache_key(run_dir)
+        except OSError:
+            raise _not_found(run_id) from None
+        if not refresh and _read(key_path) == key:
+            cached = _read(html_path)
+            if cached is not None:
+                return cached, True
+        try:
+            run = store.load(run_id)
+        except KeyError:
+            raise _not_found(run_id) from None
+        except StoreError as exc:
+            raise _store_error(exc) from exc
+        try:
+            html = render_report(run)
+        except Exception as exc:  # a bug in render must not look like a missing run
+            raise ApiError(500, f"could not render the report of run {run_id}: "
+                                f"{type(exc).__name__}: {str(exc)[:200]}; see the server log"
+                           ) from exc
+        try:
+            _write_atomic(html_path, html)
+            _write_atomic(key_path, key)
+        except OSError:
+            pass  # read-only store or the run was deleted meanwhile: serve it uncached
+        return html, False
+
+
+# -- export into the Jupyter contents root -----------------------------------------------
+def default_export_name(run_id: str) -> str:
+    return f"jupyter-perf-{run_id}.html"
+
+
+def export_path(path: str | None, run_id: str) -> str:
+    """A safe path *relative to the contents root* for the exported report.
+
+    Refuses absolute paths, drive letters, backslashes, ``..`` anywhere, hidden
+    files or folders, and anything that is not ``.html``/``.htm`` (so an export
+    can never overwrite a notebook). The caller also checks the resolved path
+    stays inside the root (symlinks).
+    """
+    check_run_id(run_id)
+    if path is None or str(path).strip() == "":
+        return default_export_name(run_id)
+    if not isinstance(path, str):
+        raise ApiError(400, '"path" must be a string, e.g. "reports/run.html"')
+    raw = path.strip()
+    if "\x00" in raw or "\\" in raw or raw.startswith(("/", "~")) or (
+            len(raw) > 1 and raw[1] == ":"):
+        raise ApiError(400, f"export path {raw[:120]!r} must be relative to the Jupyter root, "
+                            "e.g. reports/run.html")
+    parts = [p for p in raw.split("/") if p not in ("", ".")]
+    if not parts or any(p == ".." for p in parts):
+        raise ApiError(400, f"export path {raw[:120]!r} leaves the Jupyter root; "
+                            "use a path inside it, e.g. reports/run.html")
+    if any(p.startswith(".") for p in parts):
+        raise ApiError(400, f"export path {raw[:120]!r} names a hidden file or folder; "
+                            "choose a visible one")
+    if not parts[-1].lower().endswith((".html", ".htm")):
+        raise ApiError(400, f"export path {raw[:120]!r} must end in .html")
+    return posixpath.join(*parts)
+
+
+def check_inside(root_dir: str, rel_path: str) -> str:
+    """The absolute file path of ``rel_path`` under ``root_dir``, refusing symlink escapes."""
+    root = os.path.realpath(root_dir)
+    target = os.path.realpath(os.path.join(root, *rel_path.split("/")))
+    if os.path.commonpath([root, target]) != root:
+        raise ApiError(400, f"export path {rel_path!r} resolves outside the Jupyter root "
+                            "(through a symlink); choose another folder")
+    return target
+
+
+def export_report(root: str | None, run_id: str, path: str | None, contents_root: str) -> dict:
+    """``POST runs/{id}/export`` on a plain file system root: write the report there."""
+    rel = export_path(path, run_id)
+    target = check_inside(contents_root, rel)
+    if not os.path.isdir(os.path.dirname(target)):
+        raise ApiError(400, f"folder {posixpath.dirname(rel)!r} does not exist in the Jupyter "
+                            "root; create it first or export to another path")
+    if os.path.isdir(target):
+        raise ApiError(400, f"{rel!r} is a folder; give a file name ending in .html")
+    html, _ = report_html(root, run_id)
+    try:
+        _write_atomic(target, html)
+    except OSError as exc:
+        raise ApiError(500, f"could not write {rel}: {exc.strerror or exc}; "
+                            "check the folder is writable") from exc
+    return {"run_id": run_id, "path": rel, "bytes": len(html.encode("utf-8"))}

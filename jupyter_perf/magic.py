@@ -14,6 +14,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
+from .live import LiveDisplay, mode_for
 from .measuring import analysis_or_none, remember, save
 from .render import inline
 from .store import StoreError, default_store, valid_run_id
@@ -90,20 +91,22 @@ class PerfMagics(Magics):
                 return self._run_plain(cell)
             ns.setdefault("spark", spark)   # the session we started, for the cell to use
         notebook = ns.get("__session__") or os.environ.get("JPY_SESSION_NAME", "")
+        live = LiveDisplay(mode_for(self.shell))
         window = Window(spark, kind="cell", label=args.label, source=cell,
-                        notebook=str(notebook or "")).start()
+                        notebook=str(notebook or ""),
+                        on_progress=None if live.mode == "none" else live.update).start()
         try:
             with plain_sigint():
                 value = self._run_plain(cell)
         except KeyboardInterrupt:
             window.cancel()
-            self._finish(window, args, "interrupted", "KeyboardInterrupt")
+            self._finish(window, live, args, "interrupted", "KeyboardInterrupt")
             raise
         except BaseException as exc:
-            self._finish(window, args, "failed",
+            self._finish(window, live, args, "failed",
                          (f"{type(exc).__name__}: {exc}".splitlines() or [""])[0])
             raise
-        self._finish(window, args, "ok", "")
+        self._finish(window, live, args, "ok", "")
         return value
 
     def _run_plain(self, cell: str):
@@ -123,7 +126,7 @@ class PerfMagics(Magics):
             return eval(shell.compile(last, filename, "eval"), ns)
         return None
 
-    def _finish(self, window, args, status: str, error: str) -> None:
+    def _finish(self, window, live, args, status: str, error: str) -> None:
         started = time.monotonic()
         run = window.finish(status, error)
         analysis, summary = analysis_or_none(run)
@@ -133,13 +136,12 @@ class PerfMagics(Magics):
         if args.output:
             self.shell.user_ns[args.output] = run
         if run.status == "no-jobs":
-            print(f"perfmeasure: no Spark jobs ran in this cell ({run.wall_ms / 1000:.2f} s); "
-                  "nothing to profile")
-            return
-        if args.no_report:
-            print(f"perfmeasure: {run.describe()} — %perfmeasure show {run.run_id}")
-            return
-        display(inline.bundle(run, analysis), raw=True)
+            live.replace(None, f"perfmeasure: no Spark jobs ran in this cell "
+                               f"({run.wall_ms / 1000:.2f} s); nothing to profile")
+        elif args.no_report:
+            live.replace(None, f"perfmeasure: {run.describe()} — %perfmeasure show {run.run_id}")
+        else:
+            live.replace(inline.bundle(run, analysis))
 
 
 @contextlib.contextmanager

@@ -9,12 +9,13 @@ live REST API, plus sparkmeasure's stage metrics and memory samples.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
 from ..model import Run, new_run_id, normalize_tasks
 from .listener import ListenerUnavailable, listeners_for
+from .progress import ProgressPoller, ProgressSnapshot, StatusReader
 from .rest import RestError, SparkRest
 from .rest_run import fetch_executors, fetch_stages, job_row
 from .sampler import MemorySampler, memory_rows
@@ -44,7 +45,8 @@ class Window:
 
     def __init__(self, spark, *, kind: str = "cell", label: str = "", source: str = "",
                  notebook: str = "", sample_interval: float = 0.5,
-                 settle_timeout: float = SETTLE_TIMEOUT_S):
+                 settle_timeout: float = SETTLE_TIMEOUT_S,
+                 on_progress: Callable[[ProgressSnapshot], None] | None = None):
         self.spark = spark
         self.sc = spark.sparkContext
         self.run = Run(run_id=new_run_id(), kind=kind, label=label, source=source,
@@ -55,6 +57,8 @@ class Window:
         self.listeners = None
         self.rest: SparkRest | None = None
         self.sampler: MemorySampler | None = None
+        self.on_progress = on_progress
+        self.poller: ProgressPoller | None = None
         self._tagged = False
 
     # -- begin --------------------------------------------------------------
@@ -80,8 +84,17 @@ class Window:
                                 "for full detail")
         self.sc.addJobTag(self.tag)
         self._tagged = True
+        if self.on_progress is not None:
+            self.poller = ProgressPoller(StatusReader(self.sc, self.tag), self.on_progress,
+                                         peak_memory=self._peak_memory)
+            self.poller.start()
         run.start_ms = time.time() * 1000.0
         return self
+
+    def _peak_memory(self) -> float | None:
+        rows = self.sampler.rows if self.sampler is not None else []
+        peaks = [r.get("peak_jvm_heap_bytes") for r in rows[-20:] if r.get("peak_jvm_heap_bytes")]
+        return float(max(peaks)) if peaks else None
 
     def cancel(self) -> None:
         """Cancel this window's running jobs (on interrupt)."""
@@ -104,6 +117,8 @@ class Window:
         if self.listeners is not None:
             self.listeners.end()
         self._drain_listener_bus()
+        if self.poller is not None:
+            self.poller.stop()     # final view after the bus drained; no poller outlives us
         job_ids = self._job_ids()
         try:
             if self.rest is not None:

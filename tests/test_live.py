@@ -1,0 +1,71 @@
+"""Live progress while a measured cell runs (real Spark, real ipywidgets objects)."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from conftest import run_cell
+from jupyter_perf.collect import Window
+from jupyter_perf.live import LiveDisplay, text_of
+
+THREADS = ("jupyter-perf-progress", "jupyter-perf-memory-sampler")
+
+
+def our_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name in THREADS]
+
+
+@pytest.fixture(scope="module")
+def shell(ipshell, spark_local):
+    ipshell.user_ns["spark"] = spark_local
+    return ipshell
+
+
+def test_display_reaches_every_stage_and_ends_at_100_percent(spark_local):
+    live = LiveDisplay("widget")
+    seen: list = []
+
+    def on_update(snap):
+        seen.append(snap)
+        live.update(snap)
+
+    window = Window(spark_local, on_progress=on_update).start()
+    slow = "java_method('java.lang.Thread', 'sleep', cast(50 as bigint))"
+    (spark_local.range(0, 400, 1, 8).selectExpr("id % 4 AS k", f"{slow} AS s")
+     .groupBy("k").count().collect())
+    run = window.finish()
+    ran = set(run.stages.query("status == 'COMPLETE'")["stage_id"])
+    assert len(ran) >= 2
+    assert ran <= set(live.state())                       # every stage got a bar
+    assert all(value == maximum for value, maximum in live.state().values()), live.state()
+    assert any(0 < s.completed < s.num_tasks for snap in seen for s in snap.stages), \
+        "never saw a stage part-way: the display was not live"
+    assert seen[-1].finished and seen[-1].jobs_done == seen[-1].jobs_started == len(run.jobs)
+    assert "jobs" in text_of(seen[-1])
+    assert not our_threads()
+
+
+def test_ten_thousand_tasks_give_a_bounded_number_of_updates(spark_local):
+    live = LiveDisplay("widget")
+    window = Window(spark_local, on_progress=live.update).start()
+    t0 = time.monotonic()
+    assert spark_local.range(0, 10_000, 1, 10_000).count() == 10_000
+    elapsed = time.monotonic() - t0
+    run = window.finish()
+    assert run.tasks.groupby("stage_id").size().max() == 10_000
+    # at most 2 updates a second, whatever the number of task events
+    assert live.updates <= 2 * elapsed + 3, (live.updates, elapsed)
+    assert not our_threads()
+
+
+def test_failing_and_interrupted_cells_leave_no_poller(shell, monkeypatch):
+    monkeypatch.setenv("JUPYTER_PERF_PROGRESS", "text")
+    result, _ = run_cell(shell, "%%perfmeasure\nspark.range(100).count()\nraise KeyError('x')\n")
+    assert isinstance(result.error_in_exec, KeyError)
+    assert not our_threads()
+    result, cap = run_cell(shell, "%%perfmeasure\nspark.range(0, 1000, 1, 4).count()\n")
+    assert result.error_in_exec is None and not our_threads()
+    # the progress text was replaced by the report in the same display
+    assert "jupyter-perf-report" in cap.outputs[-1].data["text/html"]

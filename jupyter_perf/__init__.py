@@ -35,10 +35,22 @@ def report_html(obj) -> str:
     return _report_html(getattr(obj, "run", obj))
 
 
+def load_eventlog(path):
+    """A whole past application from its Spark event log (file, rolled dir, compressed) -> Run."""
+    from .collect.eventlog import load_eventlog as _load_eventlog
+    return _load_eventlog(path)
+
+
+def load_rest(url, app_id, attempt=None):
+    """A whole application from a Spark History Server or live UI at ``url`` -> Run."""
+    from .collect.history import load_rest as _load_rest
+    return _load_rest(url, app_id, attempt)
+
+
 def load_ipython_extension(ipython) -> None:
     from .magic import load_ipython_extension as _load
     _load(ipython)
 
 
-__all__ = ["Run", "__version__", "analyze", "last_run", "load_ipython_extension", "measure",
-           "report_html", "spark_session"]
+__all__ = ["Run", "__version__", "analyze", "last_run", "load_eventlog", "load_ipython_extension",
+           "load_rest", "measure", "report_html", "spark_session"]

@@ -60,6 +60,7 @@ INPROGRESS = ".inprogress"
 COMPACT = ".compact"
 MAX_LINE_WARNINGS = 5
 _READ = 1 << 20
+_ZSTD_READ = 1 << 17
 
 
 class EventLogError(ValueError):
@@ -99,8 +100,8 @@ class _Stream:
 
         reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True)
         while True:
-            try:
-                block = reader.read(_READ)
+            try:   # zstd blocks are <= 128 KiB: small reads keep what precedes a corrupt block
+                block = reader.read(_ZSTD_READ)
             except zstandard.ZstdError as exc:
                 self._broken(f"is corrupt ({exc})")
                 return
@@ -561,9 +562,11 @@ class _Parser:
         info = e["Task Info"]
         key = (int(e["Stage ID"]), int(e.get("Stage Attempt ID", 0)))
         self.running[int(info["Task ID"])] = (key[0], key[1], info)
+        launch = float(info.get("Launch Time", 0) or 0)
+        if launch > self.last_time:
+            self.last_time = launch
         st = self.stages.get(key)
         if st is not None:
-            launch = float(info.get("Launch Time", 0))
             first = st["first_task_launched_ms"]
             if not first <= launch:      # NaN or later
                 st["first_task_launched_ms"] = launch

@@ -1,0 +1,228 @@
+"""load_eventlog on real Spark 3.5 event logs: codecs, rolled and in-progress logs, retried
+tasks, skipped stages, executors on local-cluster, and damaged logs."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+import jupyter_perf as jp
+from jupyter_perf.collect.eventlog import EventLogError, _Stream, load_eventlog
+from sparkapps import apps, apps_root  # noqa: F401  (fixtures)
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+
+def plain_lines(path: str) -> list[bytes]:
+    """The decompressed lines of a (possibly compressed) single log file."""
+    from jupyter_perf.collect.eventlog import _lines_of
+    lines, _, handle = _lines_of(path)
+    try:
+        return list(lines)
+    finally:
+        handle.close()
+
+
+def summary(run):
+    s = jp.analyze(run).summary()
+    for key in ("run_id",):
+        s.pop(key)
+    return s
+
+
+# -- real applications ---------------------------------------------------------------------
+def test_local_app_jobs_stages_and_a_skipped_stage(apps):
+    run = jp.load_eventlog(apps["local"])
+    assert run.kind == "eventlog" and run.collector == "eventlog" and run.warnings == []
+    assert run.spark_version.startswith("3.5") and run.app_id.startswith("local-")
+    assert run.master == "local[2]" and run.slots == 2 and run.end_ms > run.start_ms
+    assert list(run.jobs["job_id"]) == [0, 1, 2]
+    assert (run.jobs["status"] == "SUCCEEDED").all()
+    assert run.jobs["sql_execution_id"].iloc[0] == 0              # the DataFrame query
+    st = run.stages.set_index("stage_id")
+    skipped = st[st["status"] == "SKIPPED"]
+    assert len(skipped) == 1                                      # reused shuffle
+    sid = int(skipped.index[0])
+    assert sid in run.jobs["stage_ids"].iloc[2]
+    assert not (run.tasks["stage_id"] == sid).any()
+    # the real DAG: every result stage names its map stage as parent
+    for job_stages in run.jobs["stage_ids"]:
+        child, parent = max(job_stages), min(job_stages)
+        assert st.loc[child, "parent_ids"] == [parent]
+    assert (run.tasks["status"] == "SUCCESS").all()
+    t = run.tasks
+    assert (t["duration_ms"] == t["finish_ms"] - t["launch_ms"]).all()
+    assert (t["cpu_ms"] > 0).all() and (t["cpu_ms"] <= t["run_ms"] + 1).all()   # ns -> ms
+    assert t["shuffle_write_bytes"].sum() > 0 and t["shuffle_read_bytes"].sum() > 0
+    a = jp.analyze(run)
+    assert a.wall_ms <= run.wall_ms and a.summary()["stages"]
+
+
+def test_retried_task_from_an_lz4_log(apps):
+    assert apps["retry"].endswith(".lz4")
+    run = jp.load_eventlog(apps["retry"])
+    assert run.warnings == []
+    t = run.tasks
+    failed = t[t["status"] == "FAILED"]
+    assert len(failed) == 1
+    f = failed.iloc[0]
+    assert "planned failure on the first attempt" in f["error"] and f["attempt"] == 0
+    retry = t[(t["stage_id"] == f["stage_id"]) & (t["index"] == f["index"]) & (t["attempt"] == 1)]
+    assert len(retry) == 1 and retry.iloc[0]["status"] == "SUCCESS"
+    assert f["run_ms"] > 0                                   # failed attempts keep their metrics
+    job = run.jobs.iloc[0]
+    assert job["num_failed_tasks"] == 1 and job["job_group"] == "retry-group"
+    table = jp.analyze(run).stage_table().set_index("stage_id")
+    assert table.loc[f["stage_id"], "failed_tasks"] == 1
+    assert table.loc[f["stage_id"], "task_attempts"] == table.loc[f["stage_id"], "num_tasks"] + 1
+
+
+def test_local_cluster_rolled_zstd_log_executors(apps):
+    path = apps["cluster"]
+    assert os.path.basename(path).startswith("eventlog_v2_")
+    assert any(n.endswith(".zstd") for n in os.listdir(path))
+    run = jp.load_eventlog(path)
+    assert run.warnings == [] and run.master.startswith("local-cluster")
+    ex = run.executors.set_index("executor_id")
+    assert set(ex.index) == {"driver", "0", "1"}
+    assert ex.loc["driver", "total_cores"] == 0 and ex.loc["0", "total_cores"] == 1
+    assert run.slots == 2
+    assert (ex["max_memory_bytes"] > 0).all() and (ex["add_ms"] > 0).all()
+    assert ex.loc["0", "peak_jvm_heap_bytes"] > 0                 # executor metrics (peaks)
+    assert set(run.tasks["executor_id"]) == {"0", "1"}
+    assert run.tasks["shuffle_remote_bytes"].sum() > 0           # a real remote shuffle
+
+
+@pytest.mark.parametrize("name", ["gen-snappy.snappy", "gen-lzf.lzf"])
+def test_snappy_and_lzf_logs_written_by_spark(name):
+    # small logs Spark 3.5.9 wrote with spark.eventLog.compression.codec=snappy / lzf
+    run = load_eventlog(os.path.join(DATA, name))
+    assert run.warnings == [] and run.app_name == "gen-" + name.split(".")[-1]
+    assert len(run.jobs) == 2 and len(run.tasks) == 5 and len(run.stages) == 3
+    assert (run.tasks["status"] == "SUCCESS").all() and run.tasks["cpu_ms"].gt(0).all()
+
+
+def test_pure_python_lzf_decoder_matches(monkeypatch):
+    import sys
+    lines = plain_lines(os.path.join(DATA, "gen-lzf.lzf"))
+    monkeypatch.setitem(sys.modules, "lzf", None)                # as if python-lzf were absent
+    assert plain_lines(os.path.join(DATA, "gen-lzf.lzf")) == lines
+
+
+def test_rolled_log_split_in_three_files_equals_the_single_file(apps, tmp_path):
+    lines = plain_lines(apps["local"])
+    app_id = os.path.basename(apps["local"])
+    rolled = tmp_path / f"eventlog_v2_{app_id}"
+    rolled.mkdir()
+    third = len(lines) // 3
+    for i, chunk in enumerate([lines[:third], lines[third:2 * third], lines[2 * third:]], 1):
+        # index 10 > 9: files must be ordered by number, not by name
+        (rolled / f"events_{i if i < 3 else 10}_{app_id}").write_bytes(b"".join(chunk))
+    (rolled / f"appstatus_{app_id}").write_bytes(b"")
+    a, b = load_eventlog(apps["local"]), load_eventlog(rolled)
+    assert b.extra["files"] == [f"events_1_{app_id}", f"events_2_{app_id}", f"events_10_{app_id}"]
+    assert summary(a) == summary(b)
+
+
+def test_in_progress_log_includes_running_tasks(apps, tmp_path):
+    lines = plain_lines(apps["local"])
+    # cut right after the last TaskStart of the first job's result stage
+    starts = [i for i, line in enumerate(lines) if b'"SparkListenerTaskStart"' in line]
+    cut = starts[len(starts) // 3] + 1
+    path = tmp_path / (os.path.basename(apps["local"]) + ".inprogress")
+    path.write_bytes(b"".join(lines[:cut]))
+    run = load_eventlog(path)
+    assert run.extra["in_progress"]
+    assert any("in progress" in w and "RUNNING" in w for w in run.warnings), run.warnings
+    assert (run.tasks["status"] == "RUNNING").sum() >= 1
+    assert (run.jobs["status"] == "RUNNING").any()
+    assert run.end_ms > run.start_ms
+    jp.analyze(run).summary()                                    # the analysis copes
+
+
+# -- damaged logs ------------------------------------------------------------------------------
+def test_truncated_mid_line_is_read_up_to_the_break(apps, tmp_path):
+    data = b"".join(plain_lines(apps["local"]))
+    cut = data.rfind(b'{"Event":"SparkListenerTaskEnd"') + 200     # inside the last TaskEnd
+    path = tmp_path / "truncated"
+    path.write_bytes(data[:cut])
+    full, run = load_eventlog(apps["local"]), load_eventlog(path)
+    n_lines = data[:cut].count(b"\n") + 1
+    assert any(w.startswith(f"line {n_lines} ") and "truncated" in w for w in run.warnings), run.warnings
+    # the cut task had started: it is kept as RUNNING, with no metrics
+    assert len(run.tasks) == len(full.tasks) and (run.tasks["status"] == "RUNNING").sum() == 1
+    assert any("SparkListenerApplicationEnd" in w for w in run.warnings)
+
+
+def test_garbage_line_and_unknown_events(apps, tmp_path):
+    lines = plain_lines(apps["local"])
+    lines.insert(5, b"\x00\x17 this is not json\n")
+    lines.insert(8, b'{"Event":"com.example.MyListenerEvent","payload":[1,2,3]}\n')
+    lines.insert(9, b'{"Event":"SparkListenerTaskEnd","Stage ID":"oops"}\n')   # wrong shape
+    path = tmp_path / "garbage"
+    path.write_bytes(b"".join(lines))
+    run, full = load_eventlog(path), load_eventlog(apps["local"])
+    assert run.warnings[0].startswith("line 6 is not a complete JSON event; skipped")
+    assert run.warnings[1].startswith("line 10 has an unexpected shape")
+    assert len(run.warnings) == 2                                 # the unknown event is ignored
+    assert len(run.tasks) == len(full.tasks)
+
+
+def test_truncated_compressed_log(apps, tmp_path):
+    src = apps["retry"]
+    data = open(src, "rb").read()
+    path = tmp_path / os.path.basename(src)
+    last_block = data.rfind(b"LZ4Block", 0, len(data) - 21)      # before the end marker
+    path.write_bytes(data[: last_block + 100])                      # cut inside the last block
+    run = load_eventlog(path)
+    assert any("lz4 stream is truncated" in w for w in run.warnings), run.warnings
+    assert any("SparkListenerApplicationEnd" in w for w in run.warnings), run.warnings
+    assert len(run.tasks) > 0
+
+
+def test_corrupt_zstd_stream(apps, tmp_path):
+    events = [n for n in os.listdir(apps["cluster"]) if n.startswith("events_")][0]
+    data = bytearray(open(os.path.join(apps["cluster"], events), "rb").read())
+    data[len(data) * 3 // 4: len(data) * 3 // 4 + 64] = b"\xff" * 64
+    path = tmp_path / "app.zstd"
+    path.write_bytes(bytes(data))
+    run = load_eventlog(path)
+    assert any("zstd stream is corrupt" in w for w in run.warnings), run.warnings
+    assert len(run.jobs) == 1
+
+
+@pytest.mark.parametrize("case", ["missing", "empty", "not-a-log", "plain-dir", "gzip"])
+def test_clear_one_line_errors(case, tmp_path):
+    path = tmp_path / "x"
+    if case == "empty":
+        path.write_bytes(b"")
+    elif case == "not-a-log":
+        path.write_text("hello\nworld\n")
+    elif case == "plain-dir":
+        path.mkdir()
+        (path / "local-1").write_text("")
+    elif case == "gzip":
+        path = tmp_path / "app.gz"
+        path.write_bytes(b"\x1f\x8b")
+    with pytest.raises(EventLogError) as info:
+        load_eventlog(path)
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 300
+    expected = {"missing": "no event log at", "empty": "is empty", "not-a-log": "no Spark events",
+                "plain-dir": "pass one of: local-1", "gzip": "supported codecs: zstd, lz4"}[case]
+    assert expected in message
+
+
+def test_missing_codec_package_says_what_to_install(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "cramjam", None)
+    with pytest.raises(EventLogError, match="pip install cramjam"):
+        load_eventlog(os.path.join(DATA, "gen-snappy.snappy"))
+
+
+def test_stream_reports_bad_lz4_header(tmp_path):
+    path = tmp_path / "bad.lz4"
+    path.write_bytes(b"NOTLZ4" * 10)
+    stream = _Stream(str(path), "lz4")
+    assert list(stream.chunks()) == [] and "bad block header" in stream.error

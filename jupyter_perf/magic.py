@@ -26,6 +26,11 @@ HELP = """%%perfmeasure [-o NAME] [--label TEXT] [--no-report]
     --no-report    store the run but show only a one-line summary
 %perfmeasure list [N]         recent runs (from every kernel)
 %perfmeasure show RUN_ID      show a stored run's report
+%perfmeasure export RUN_ID [PATH]
+                              write the run's report as one standalone offline HTML file
+%perfmeasure analyze EVENTLOG | URL --app APP_ID
+                              the same report for a past application (event log or
+                              History Server / Spark UI)
 %perfmeasure help             this text
 """
 
@@ -36,6 +41,7 @@ class PerfMagics(Magics):
     @argument("-o", "--output", default=None, help="bind the Run to this name")
     @argument("--label", default="", help="a label for the run list")
     @argument("--no-report", action="store_true", help="store the run, show one line")
+    @argument("--app", default=None, help="line mode: application id for analyze URL")
     @argument("rest", nargs="*", help="line mode: list | show RUN | help")
     @line_cell_magic
     def perfmeasure(self, line: str, cell: str | None = None):
@@ -45,11 +51,11 @@ class PerfMagics(Magics):
             print(f"perfmeasure: {exc}; try %perfmeasure help", file=sys.stderr)
             return None
         if cell is None:
-            return self._line(args.rest)
+            return self._line(args.rest, args.app)
         return self._cell(cell, args)
 
     # -- line magic ---------------------------------------------------------
-    def _line(self, rest: list[str]):
+    def _line(self, rest: list[str], app: str | None = None):
         verb = rest[0] if rest else "help"
         if verb == "help":
             print(HELP)
@@ -57,24 +63,56 @@ class PerfMagics(Magics):
             limit = int(rest[1]) if len(rest) > 1 and rest[1].isdigit() else 20
             print(format_run_list(default_store().list(limit=limit)))
         elif verb == "show" and len(rest) == 2:
-            self._show(rest[1])
+            run = self._load(rest[1])
+            if run is not None:
+                display(inline.bundle(run), raw=True)
+        elif verb == "export" and len(rest) in (2, 3):
+            self._export(rest[1], rest[2] if len(rest) == 3 else None)
+        elif verb == "analyze" and len(rest) == 2:
+            self._analyze(rest[1], app)
         else:
             print(f"perfmeasure: unknown command {' '.join(rest)!r}; try %perfmeasure help",
                   file=sys.stderr)
 
-    def _show(self, run_id: str):
+    def _load(self, run_id: str):
         if not valid_run_id(run_id):
             print(f"perfmeasure: {run_id!r} is not a run id; see %perfmeasure list", file=sys.stderr)
-            return
+            return None
         try:
-            run = default_store().load(run_id)
+            return default_store().load(run_id)
         except KeyError:
             print(f"perfmeasure: no run {run_id}; see %perfmeasure list", file=sys.stderr)
-            return
         except StoreError as exc:
             print(f"perfmeasure: {exc}", file=sys.stderr)
+        return None
+
+    def _export(self, run_id: str, path: str | None):
+        from .render import export
+
+        run = self._load(run_id)
+        if run is None:
             return
-        display(inline.bundle(run), raw=True)
+        target = path or f"jupyter-perf-{run.run_id}.html"
+        try:
+            written = export(run, target)
+        except OSError as exc:
+            print(f"perfmeasure: could not write {target}: {exc.strerror or exc}; "
+                  "choose another path", file=sys.stderr)
+            return
+        print(f"perfmeasure: report written to {written} (standalone, works offline)")
+
+    def _analyze(self, source: str, app: str | None):
+        from .collect.past import PastSourceError, load_source
+
+        try:
+            run = load_source(source, app=app)
+        except PastSourceError as exc:
+            print(f"perfmeasure: {exc}", file=sys.stderr)
+            return
+        analysis, summary = analysis_or_none(run)
+        save(run, summary)
+        remember(run)
+        display(inline.bundle(run, analysis), raw=True)
 
     # -- cell magic ---------------------------------------------------------
     def _cell(self, cell: str, args):

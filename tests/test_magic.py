@@ -169,3 +169,21 @@ spark.range(0, 4, 1, 4).rdd.map(lambda x: __import__("time").sleep(30) or x).cou
     assert not sc.statusTracker().getActiveJobsIds()
     # the session still works after the interrupt
     assert spark_local.range(5).count() == 5
+
+
+def test_show_and_export_a_stored_run(shell, tmp_path):
+    import jupyter_perf as jp
+
+    run_cell(shell, "%%perfmeasure --no-report\nspark.range(0, 1000, 1, 2).count()\n")
+    run = jp.last_run()
+    target = tmp_path / "exported.html"
+    _, cap = run_cell(shell, f"%perfmeasure export {run.run_id} {target}")
+    assert "written to" in cap.stdout and target.exists()
+    doc = target.read_text()
+    assert doc.startswith("<!DOCTYPE html>") and "cdn.bokeh.org" not in doc
+    _, cap = run_cell(shell, f"%perfmeasure show {run.run_id}")
+    assert "jupyter-perf-report" in cap.outputs[-1].data["text/html"]
+    for bad in ["../../etc/passwd", "no-such-run"]:
+        result, cap = run_cell(shell, f"%perfmeasure export {bad}")
+        assert result.error_in_exec is None            # one line, no traceback
+        assert cap.stderr.count("\n") == 1 and "%perfmeasure list" in cap.stderr

@@ -105,17 +105,16 @@ class Window:
 
     # -- end ----------------------------------------------------------------
     def finish(self, status: str = "ok", error: str = "") -> Run:
+        """Collect everything about the window. Never raises for a Spark that is busy,
+        unreachable or gone: each missing part becomes a warning on a partial run."""
         run = self.run
         run.end_ms = time.time() * 1000.0
         run.status, run.error = status, error
         if self._tagged:
-            try:
-                self.sc.removeJobTag(self.tag)
-            except Exception:
-                pass
             self._tagged = False
+            self._safely("remove the job tag", lambda: self.sc.removeJobTag(self.tag))
         if self.listeners is not None:
-            self.listeners.end()
+            self._safely("stop the sparkmeasure listeners", self.listeners.end)
         self._drain_listener_bus()
         if self.poller is not None:
             self.poller.stop()     # final view after the bus drained; no poller outlives us
@@ -130,8 +129,12 @@ class Window:
         except RestError as exc:
             run.warnings.append(f"{exc}; the report is partial")
             if self.listeners is not None and run.tasks.empty:
-                self._collect_listener_only(job_ids)
+                self._safely("read sparkmeasure's task metrics",
+                             lambda: self._collect_listener_only(job_ids))
                 run.collector = "sparkmeasure"
+        except Exception as exc:   # py4j: the JVM is gone (e.g. killed by an OutOfMemoryError)
+            run.warnings.append(f"Spark stopped answering while collecting ({_one_line(exc)}); "
+                                "the report is partial — restart the Spark session")
         finally:
             if self.sampler is not None:
                 rows = self.sampler.stop()
@@ -141,14 +144,21 @@ class Window:
             if self.rest is not None:
                 self.rest.close()
         if self.listeners is not None:
-            stages = self.listeners.stage_metrics()
-            ids = {int(s) for s in run.stages["stage_id"]} if not run.stages.empty else set()
-            run.listener_stages = stages[stages["stageId"].isin(ids)].reset_index(drop=True) \
-                if ids else stages.iloc[0:0]
+            stages = self._safely("read sparkmeasure's stage metrics", self.listeners.stage_metrics)
+            if stages is not None:
+                ids = {int(s) for s in run.stages["stage_id"]} if not run.stages.empty else set()
+                run.listener_stages = stages[stages["stageId"].isin(ids)].reset_index(drop=True)
         if run.jobs.empty and status == "ok":
             run.status = "no-jobs"
         run.__post_init__()
         return run
+
+    def _safely(self, what: str, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except Exception as exc:
+            self.run.warnings.append(f"could not {what}: {_one_line(exc)}")
+            return None
 
     def _drain_listener_bus(self) -> None:
         """Block until Spark's listeners have seen every event posted so far (bounded)."""

@@ -100,3 +100,22 @@ def test_attempt_choice_latest_by_default_and_warns():
         choose_attempt(app, "3")
     single = {"id": "local-1", "attempts": [{"startTime": "2026-11-22T01:00:00.000GMT"}]}
     assert choose_attempt(single, None) == (single["attempts"][0], [])
+
+
+def test_load_source_and_cli_over_the_history_server(history, ids, apps, capsys):
+    import json
+
+    from jupyter_perf.cli import main
+    from jupyter_perf.collect.past import SourceError, load_source
+
+    with pytest.raises(SourceError, match="has 3 applications; choose one with --app ID"):
+        load_source(history.url)
+    run = load_source(history.url + "/", app=ids["retry"])
+    assert run.kind == "rest" and run.app_id == ids["retry"]
+    assert load_source(apps["retry"]).kind == "eventlog"
+    assert main(["analyze", history.url, "--app", ids["retry"], "--json", "--no-save"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    want = jp.analyze(jp.load_eventlog(apps["retry"])).summary()
+    for s in (got, want):
+        del s["run_id"], s["kind"]
+    assert got == want

@@ -1,0 +1,223 @@
+"""``jupyter-perf``: analyse past applications and work with stored runs from a shell.
+
+    jupyter-perf analyze EVENTLOG [--json] [--html OUT]
+    jupyter-perf analyze URL --app ID [--attempt N] [--json] [--html OUT]
+    jupyter-perf runs [--limit N] [--json] [--delete RUN_ID]
+    jupyter-perf report RUN_ID -o OUT.html
+
+Errors are one line on stderr with the next step, and exit code 2 (no traceback; set
+``JUPYTER_PERF_DEBUG=1`` to see one).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any, Sequence
+
+EXIT_ERROR = 2
+
+
+class CliError(Exception):
+    """A one-line problem for the user, with the next step in the message."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line instead of usage + message
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}; see `{self.prog} --help`\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="jupyter-perf",
+                description="Why did my Spark application take the time it took?")
+    from . import __version__
+    p.add_argument("--version", action="version", version=f"jupyter-perf {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="{analyze,runs,report}", parser_class=_Parser)
+    sub.required = True
+
+    a = sub.add_parser("analyze", help="analyse a past application (event log or History Server)",
+                       description="Analyse a whole past application from its Spark event log "
+                       "(file, rolled eventlog_v2_* directory, .zstd/.lz4/.snappy/.lzf, "
+                       ".inprogress) or from a History Server / live Spark UI URL.")
+    a.add_argument("source", metavar="EVENTLOG|URL",
+                   help="event-log path, or http(s):// URL of a History Server or Spark UI")
+    a.add_argument("--app", metavar="ID", help="application id (with a URL)")
+    a.add_argument("--attempt", metavar="N", help="application attempt (default: the latest)")
+    a.add_argument("--json", action="store_true", help="print the summary as JSON")
+    a.add_argument("--html", metavar="OUT", help="write the standalone HTML report to OUT")
+    a.add_argument("--no-save", action="store_true",
+                   help="do not keep the run in the run store (jupyter-perf runs)")
+
+    r = sub.add_parser("runs", help="list stored runs (newest first)")
+    r.add_argument("--limit", type=int, default=20, metavar="N", help="show N runs (default 20)")
+    r.add_argument("--json", action="store_true", help="print the listing as JSON")
+    r.add_argument("--delete", metavar="RUN_ID", help="delete a stored run")
+
+    o = sub.add_parser("report", help="write a stored run's report as standalone HTML")
+    o.add_argument("run_id", metavar="RUN_ID")
+    o.add_argument("-o", "--output", metavar="OUT.html", required=True)
+    return p
+
+
+# ---------------------------------------------------------------------------
+def _ms(value: Any) -> str:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return "-"
+    if v != v:
+        return "-"
+    return f"{v / 1000:.2f} s" if v >= 1000 else f"{v:.0f} ms"
+
+
+def _write(path: str, text: str) -> str:
+    out = os.path.abspath(os.path.expanduser(path))
+    try:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}; choose a writable path") \
+            from None
+    return out
+
+
+def _report(analysis_or_run) -> str:
+    from . import report_html
+    return report_html(analysis_or_run)
+
+
+def _text_summary(s: dict, run_id: str | None) -> str:
+    name = s.get("app_name") or ""
+    lines = [f"{s.get('app_id') or '?'}{'  ' + name if name else ''}  (Spark "
+             f"{s.get('spark_version') or '?'})",
+             f"wall {_ms(s.get('wall_ms'))} over {len(s.get('jobs') or [])} jobs, "
+             f"{len(s.get('stages') or [])} stages, {s.get('task_attempts', 0)} task attempts "
+             f"on {s.get('slots', 0)} slots",
+             f"verdict: {s.get('verdict', '')}"]
+    parts = sorted(((v.get("ms", 0.0), v.get("label", k), v.get("kind", ""))
+                    for k, v in (s.get("breakdown") or {}).items()), reverse=True)
+    total = sum(p[0] for p in parts) or 1.0
+    top = [f"{label} {ms / total:.0%}{' (est.)' if kind == 'estimated' else ''}"
+           for ms, label, kind in parts[:4] if ms > 0]
+    if top:
+        lines.append("task time: " + ", ".join(top))
+    w = s.get("whatif") or {}
+    if w:
+        lines.append(f"what-if: infinite disk {_ms(w.get('infinite_disk_ms'))} (upper bound), "
+                     f"infinite network {_ms(w.get('infinite_network_ms'))}, no GC "
+                     f"{_ms(w.get('no_gc_ms'))}, no stragglers {_ms(w.get('no_stragglers_ms'))}, "
+                     f"2x slots {_ms(w.get('slots_x2_ms'))}; model error "
+                     f"{(w.get('model_error') or 0):.1%}")
+    for warning in s.get("warnings") or []:
+        lines.append(f"warning: {warning}")
+    if run_id:
+        lines.append(f"saved as run {run_id}: jupyter-perf report {run_id} -o report.html")
+    return "\n".join(lines)
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from .analysis import analyze
+    from .collect.past import load_source
+
+    run = load_source(args.source, app=args.app, attempt=args.attempt)
+    analysis = analyze(run)
+    summary = analysis.summary()
+    run_id = None
+    if not args.no_save:
+        from .measuring import save
+        if save(run, summary) is not None:
+            run_id = run.run_id
+        else:
+            summary["warnings"] = list(summary.get("warnings") or []) + run.warnings[-1:]
+    if args.html:
+        out = _write(args.html, _report(analysis))
+        print(f"wrote {out}", file=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        json.dump(summary, sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
+    elif not args.html:
+        print(_text_summary(summary, run_id))
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from .store import default_store
+
+    store = default_store()
+    if args.delete:
+        if not store.delete(args.delete):
+            raise CliError(f"no stored run {args.delete}; list them with `jupyter-perf runs`")
+        print(f"deleted {args.delete}")
+        return 0
+    if args.limit < 1:
+        raise CliError("--limit must be at least 1")
+    rows = store.list(limit=args.limit)
+    if args.json:
+        json.dump(rows, sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+        return 0
+    if not rows:
+        print(f"no runs stored in {store.root} yet: run a %%perfmeasure cell or "
+              "`jupyter-perf analyze EVENTLOG`")
+        return 0
+    print(f"{'RUN_ID':<24} {'CREATED (UTC)':<19} {'KIND':<8} {'WALL':>9} {'TASKS':>7}  WHAT")
+    for r in rows:
+        created = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime((r.get("created_ms") or 0) / 1000))
+        what = r.get("label") or r.get("first_line") or r.get("app_id") or ""
+        print(f"{r['run_id']:<24} {created:<19} {(r.get('kind') or ''):<8} "
+              f"{_ms(r.get('wall_ms')):>9} {r.get('num_tasks') or 0:>7}  {what[:60]}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .store import default_store
+
+    try:
+        run = default_store().load(args.run_id)
+    except KeyError:
+        raise CliError(f"no stored run {args.run_id}; list them with `jupyter-perf runs`") from None
+    from .analysis import analyze
+    out = _write(args.output, _report(analyze(run)))
+    print(f"wrote {out}")
+    return 0
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from .collect.eventlog import EventLogError
+    from .collect.past import SourceError
+    from .collect.rest import RestError
+    from .store import StoreError
+
+    handlers = {"analyze": cmd_analyze, "runs": cmd_runs, "report": cmd_report}
+    try:
+        return handlers[args.command](args)
+    except (CliError, EventLogError, RestError, SourceError, StoreError) as exc:
+        print(f"jupyter-perf: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("jupyter-perf: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:          # `jupyter-perf analyze ... --json | head`
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except Exception as exc:  # never a traceback for users
+        if os.environ.get("JUPYTER_PERF_DEBUG"):
+            raise
+        print(f"jupyter-perf: error: {type(exc).__name__}: {_one_line(exc)}; rerun with "
+              "JUPYTER_PERF_DEBUG=1 for details and report it", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

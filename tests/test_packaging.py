@@ -64,6 +64,9 @@ def test_prebuilt_labextension_installed():
     load = meta["jupyterlab"]["_build"]["load"]
     assert (ext / load).is_file()
     assert (ext / "static" / "style.js").is_file()
+    assert (ext / "schemas" / "jupyter-perf" / "plugin.json").is_file()   # the settings schema
+    if ext.is_symlink() and ext.resolve() == (PACKAGE_DIR / "labextension").resolve():
+        return  # `jupyter labextension develop .`: install.json is only copied by pip
     install = json.loads((ext / "install.json").read_text())
     assert install["packageManager"] == "python"
     assert install["packageName"] == "jupyter-perf"
@@ -85,6 +88,10 @@ def test_package_json_version_matches_python_version():
     meta = json.loads((REPO / "package.json").read_text())
     assert meta["version"] == jupyter_perf.__version__
     assert meta["jupyterlab"]["outputDir"] == "jupyter_perf/labextension"
+    assert meta["jupyterlab"]["schemaDir"] == "schema"
+    # the frontend compares this constant with GET /jupyter-perf/api/version
+    version_ts = (REPO / "labextension" / "src" / "version.ts").read_text()
+    assert f"FRONTEND_VERSION = '{jupyter_perf.__version__}'" in version_ts
 
 
 def test_server_extension_enabled_by_config():
@@ -139,3 +146,22 @@ async def test_version_endpoint_refuses_anonymous(jp_fetch):
     with pytest.raises(HTTPClientError) as err:
         await jp_fetch("jupyter-perf", "api", "version", headers={"Authorization": ""})
     assert err.value.code in (401, 403)
+
+
+def test_labextension_jest_specs():
+    """`jlpm test` (jest: the sidebar's model and formatting) passes, so `make test` covers it."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    if not (REPO / "package.json").is_file():
+        pytest.skip("not a source checkout: the jest specs live in labextension/src/__tests__")
+    if not (REPO / "node_modules" / ".bin" / "jest").exists():
+        pytest.skip("node_modules/ has no jest: run `jlpm install` in the repo root first")
+    jlpm = shutil.which("jlpm") or shutil.which("jlpm", path=os.path.dirname(sys.executable))
+    if jlpm is None:
+        pytest.skip("jlpm not found: it comes with jupyter-builder / jupyterlab in this venv")
+    done = subprocess.run([jlpm, "test", "--ci", "--silent"], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]

@@ -1,89 +1,121 @@
 import {
+  ILayoutRestorer,
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 
-import { LabIcon } from '@jupyterlab/ui-components';
+import {
+  ICommandPalette,
+  MainAreaWidget,
+  Notification,
+  WidgetTracker
+} from '@jupyterlab/apputils';
 
-import { Widget } from '@lumino/widgets';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
-import { requestAPI } from './request';
+import { RunsAPI } from './api';
+
+import { CommandIDs, registerCommands } from './commands';
+
+import { readSettings, versionMismatch } from './model';
+
+import { SparkRunsPanel } from './panel';
+
+import { ReportView } from './report';
+
+import { FRONTEND_VERSION } from './version';
 
 /**
- * The plugin id; settings and the sidebar's restore state hang off it.
+ * The plugin id; the settings (schema/plugin.json) and the sidebar's restore
+ * state hang off it.
  */
 const PLUGIN_ID = 'jupyter-perf:plugin';
 
-/**
- * The sidebar icon: a small bar chart.
- */
-const sparkRunsIcon = new LabIcon({
-  name: 'jupyter-perf:spark-runs',
-  svgstr:
-    '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">' +
-    '<g class="jp-icon3" fill="#616161">' +
-    '<rect x="3" y="12" width="4" height="9"/>' +
-    '<rect x="10" y="6" width="4" height="15"/>' +
-    '<rect x="17" y="3" width="4" height="18"/>' +
-    '</g></svg>'
-});
+const PALETTE_CATEGORY = 'Spark Runs';
 
 /**
- * A placeholder "Spark runs" panel. Issue D replaces its body with the list of
- * recent runs; for now it only shows how to produce one.
- */
-class SparkRunsPanel extends Widget {
-  constructor() {
-    super();
-    this.id = 'jupyter-perf-sidebar';
-    this.addClass('jp-perf-sidebar');
-    this.title.icon = sparkRunsIcon;
-    this.title.caption = 'Spark runs';
-
-    const header = document.createElement('div');
-    header.className = 'jp-perf-sidebar-header';
-    header.textContent = 'Spark runs';
-
-    const empty = document.createElement('div');
-    empty.className = 'jp-perf-empty';
-    empty.innerHTML =
-      '<p>No Spark runs yet.</p>' +
-      '<p>In a notebook, load the extension once:</p>' +
-      '<pre><code>%load_ext jupyter_perf</code></pre>' +
-      '<p>then put <code>%%perfmeasure</code> on the first line of a cell ' +
-      'that runs Spark:</p>' +
-      '<pre><code>%%perfmeasure\ndf.groupBy("key").count().collect()</code></pre>' +
-      '<p>The report appears under the cell, and the run will be listed here.</p>';
-
-    this.node.appendChild(header);
-    this.node.appendChild(empty);
-  }
-}
-
-/**
- * Initialization data for the jupyter-perf extension.
+ * The "Spark runs" sidebar, report tabs, and the export / go-to-cell commands.
  */
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
-  description: 'A Jupyter-native profiler for Apache Spark.',
+  description:
+    'A Jupyter-native profiler for Apache Spark: recent runs, their reports, export.',
   autoStart: true,
-  activate: (app: JupyterFrontEnd) => {
-    console.log('JupyterLab extension jupyter-perf is activated!');
-
-    const panel = new SparkRunsPanel();
+  optional: [ISettingRegistry, ICommandPalette, ILayoutRestorer],
+  activate: (
+    app: JupyterFrontEnd,
+    settingRegistry: ISettingRegistry | null,
+    palette: ICommandPalette | null,
+    restorer: ILayoutRestorer | null
+  ) => {
+    const api = new RunsAPI(app.serviceManager.serverSettings);
+    const panel = new SparkRunsPanel({
+      api,
+      onOpen: runId =>
+        void app.commands.execute(CommandIDs.openReport, { runId })
+    });
     app.shell.add(panel, 'left', { rank: 900 });
 
-    requestAPI<{ version: string }>(
-      'version',
-      app.serviceManager.serverSettings
-    )
+    const tracker = new WidgetTracker<MainAreaWidget<ReportView>>({
+      namespace: 'jupyter-perf-report'
+    });
+    registerCommands({ app, api, panel, tracker });
+
+    if (palette) {
+      for (const command of [
+        CommandIDs.exportReport,
+        CommandIDs.openReport,
+        CommandIDs.goToCell,
+        CommandIDs.refresh,
+        CommandIDs.showRuns
+      ]) {
+        palette.addItem({ command, category: PALETTE_CATEGORY });
+      }
+    }
+
+    if (restorer) {
+      restorer.add(panel, 'jupyter-perf-sidebar');
+      void restorer.restore(tracker, {
+        command: CommandIDs.openReport,
+        args: widget => ({ runId: widget.content.runId }),
+        name: widget => widget.content.runId
+      });
+    }
+
+    if (settingRegistry) {
+      settingRegistry
+        .load(PLUGIN_ID)
+        .then(settings => {
+          const apply = () => panel.configure(readSettings(settings.composite));
+          apply();
+          settings.changed.connect(apply);
+        })
+        .catch(reason => {
+          console.error('jupyter-perf: could not load its settings.', reason);
+          panel.configure(readSettings(null));
+        });
+    } else {
+      panel.configure(readSettings(null));
+    }
+
+    // The frontend and the server extension come from one wheel; if they differ
+    // (upgraded without restarting, or a stale dev build), say so once.
+    api
+      .version()
       .then(data => {
-        console.log(`jupyter-perf server extension ${data.version}`);
+        const warning = versionMismatch(FRONTEND_VERSION, data.version);
+        if (warning) {
+          console.warn(warning);
+          panel.setNotice(warning);
+          Notification.warning(warning, { autoClose: 10000 });
+        } else {
+          console.log(`jupyter-perf ${FRONTEND_VERSION} is activated.`);
+        }
       })
       .catch(reason => {
-        console.error(
-          `The jupyter_perf server extension appears to be missing.\n${reason}`
-        );
+        const warning = versionMismatch(FRONTEND_VERSION, null) as string;
+        console.error(`${warning}\n${reason}`);
+        panel.setNotice(warning);
       });
   }
 };

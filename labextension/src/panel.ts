@@ -1,0 +1,469 @@
+import { Message } from '@lumino/messaging';
+
+import { Widget } from '@lumino/widgets';
+
+import { LabIcon, refreshIcon } from '@jupyterlab/ui-components';
+
+import { RunsAPI } from './api';
+
+import {
+  IRunRow,
+  ISidebarSettings,
+  RunsListModel,
+  pageLabel,
+  runSubtitle,
+  runTitle,
+  runTooltip,
+  statusText,
+  verdictBadge,
+  DEFAULT_MAX_RUNS,
+  DEFAULT_REFRESH_SECONDS
+} from './model';
+
+/** The CSS class the item context menu is attached to. */
+export const RUN_ITEM_CLASS = 'jp-perf-run-item';
+
+/** The sidebar icon: a small bar chart. */
+export const sparkRunsIcon = new LabIcon({
+  name: 'jupyter-perf:spark-runs',
+  svgstr:
+    '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">' +
+    '<g class="jp-icon3" fill="#616161">' +
+    '<rect x="3" y="12" width="4" height="9"/>' +
+    '<rect x="10" y="6" width="4" height="15"/>' +
+    '<rect x="17" y="3" width="4" height="18"/>' +
+    '</g></svg>'
+});
+
+/** Create an element with a class and (always plain) text. */
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) {
+    node.className = className;
+  }
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+/**
+ * The "Spark runs" sidebar.
+ *
+ * It shows one page of runs (at most `maxRuns` rows, so thousands of runs never
+ * become thousands of DOM nodes; older runs are one click away) and re-fetches
+ * only that page every `refreshInterval` seconds while the panel and the
+ * browser tab are visible; hidden, it does not poll. A poll that changed
+ * nothing touches only the "5 min ago" texts. All run data is written with
+ * textContent, never as HTML.
+ */
+export class SparkRunsPanel extends Widget {
+  constructor(options: {
+    api: RunsAPI;
+    onOpen: (runId: string) => void;
+    now?: () => number;
+  }) {
+    super();
+    this._api = options.api;
+    this._onOpen = options.onOpen;
+    this._now = options.now ?? (() => Date.now());
+    this._model = new RunsListModel(DEFAULT_MAX_RUNS);
+
+    this.id = 'jupyter-perf-sidebar';
+    this.addClass('jp-perf-sidebar');
+    this.title.icon = sparkRunsIcon;
+    this.title.caption = 'Spark runs';
+
+    const header = el('div', 'jp-perf-sidebar-header');
+    header.appendChild(el('span', 'jp-perf-sidebar-title', 'Spark runs'));
+    const refresh = el('button', 'jp-perf-icon-button jp-perf-refresh');
+    refresh.title = 'Refresh the list of runs';
+    refresh.setAttribute('aria-label', 'Refresh');
+    refreshIcon.element({ container: refresh, tag: 'span' });
+    refresh.addEventListener('click', () => void this.refresh());
+    header.appendChild(refresh);
+
+    const toolbar = el('div', 'jp-perf-toolbar');
+    this._search = el('input', 'jp-perf-search jp-mod-styled');
+    this._search.type = 'search';
+    this._search.placeholder = 'Filter: label, code, verdict, run id';
+    this._search.setAttribute('aria-label', 'Filter runs');
+    this._search.addEventListener('input', () => {
+      window.clearTimeout(this._searchTimer);
+      this._searchTimer = window.setTimeout(() => {
+        if (this._model.setQuery(this._search.value)) {
+          void this.refresh();
+        }
+      }, 250);
+    });
+    toolbar.appendChild(this._search);
+
+    this._notice = el('div', 'jp-perf-notice');
+    this._notice.hidden = true;
+    this._error = el('div', 'jp-perf-error');
+    this._error.hidden = true;
+
+    this._list = el('ul', 'jp-perf-run-list');
+    this._list.setAttribute('role', 'list');
+    this._list.addEventListener('click', this._onListClick);
+    this._list.addEventListener('keydown', this._onListKey);
+    this._list.addEventListener('contextmenu', this._onListSelect, true);
+    this._list.addEventListener('mousedown', this._onListSelect, true);
+
+    this._empty = this._buildEmptyState();
+    this._noMatch = el(
+      'div',
+      'jp-perf-empty jp-perf-no-match',
+      'No run matches this filter.'
+    );
+    this._noMatch.hidden = true;
+
+    const pager = el('div', 'jp-perf-pager');
+    this._newer = el('button', 'jp-perf-page-button jp-mod-styled', '‹ Newer');
+    this._newer.addEventListener('click', () => {
+      if (this._model.newer()) {
+        void this.refresh();
+      }
+    });
+    this._older = el('button', 'jp-perf-page-button jp-mod-styled', 'Older ›');
+    this._older.addEventListener('click', () => {
+      if (this._model.older()) {
+        void this.refresh();
+      }
+    });
+    this._pageLabel = el('span', 'jp-perf-page-label');
+    pager.append(this._newer, this._pageLabel, this._older);
+    this._pager = pager;
+
+    this.node.append(
+      header,
+      toolbar,
+      this._notice,
+      this._error,
+      this._list,
+      this._empty,
+      this._noMatch,
+      pager
+    );
+    this._empty.hidden = true;
+    this._render();
+  }
+
+  /** The run the user last pointed at (context menu, keyboard), or null. */
+  get selectedRunId(): string | null {
+    return this._selected;
+  }
+
+  get model(): RunsListModel {
+    return this._model;
+  }
+
+  /** A row currently listed, by id. */
+  findRun(runId: string): IRunRow | undefined {
+    return this._model.find(runId);
+  }
+
+  /** Apply the settings (schema/plugin.json). */
+  configure(settings: ISidebarSettings): void {
+    this._refreshSeconds = settings.refreshInterval;
+    if (this._model.setLimit(settings.maxRuns)) {
+      void this.refresh();
+    }
+    this._schedule();
+  }
+
+  /** A one-line notice above the list (e.g. a version mismatch); null hides it. */
+  setNotice(message: string | null): void {
+    this._notice.textContent = message ?? '';
+    this._notice.hidden = !message;
+  }
+
+  /** Fetch the visible page now (one request at a time). */
+  async refresh(): Promise<void> {
+    if (this._inFlight) {
+      this._again = true;
+      return this._inFlight;
+    }
+    this._inFlight = this._fetch();
+    try {
+      await this._inFlight;
+    } finally {
+      this._inFlight = null;
+      if (this._again) {
+        this._again = false;
+        void this.refresh();
+      } else {
+        this._schedule();
+      }
+    }
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    window.clearTimeout(this._timer);
+    window.clearTimeout(this._searchTimer);
+    document.removeEventListener('visibilitychange', this._onVisibility);
+    super.dispose();
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    document.addEventListener('visibilitychange', this._onVisibility);
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    document.removeEventListener('visibilitychange', this._onVisibility);
+    window.clearTimeout(this._timer);
+    super.onBeforeDetach(msg);
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this.refresh();
+  }
+
+  protected onAfterHide(msg: Message): void {
+    super.onAfterHide(msg);
+    window.clearTimeout(this._timer); // hidden: no polling
+  }
+
+  // -- internals --------------------------------------------------------------------
+
+  private async _fetch(): Promise<void> {
+    const request = this._model.request();
+    let changed: boolean;
+    try {
+      const page = await this._api.list(request);
+      changed = this._model.receive(page, request.q);
+      if (changed && page.runs.length === 0 && page.total > 0) {
+        // our page vanished; fetch the last one that exists
+        const again = await this._api.list(this._model.request());
+        changed = this._model.receive(again, request.q) || changed;
+      }
+    } catch (reason) {
+      const message = reason instanceof Error ? reason.message : String(reason);
+      changed = this._model.fail(
+        `Could not load runs: ${message}`.split('\n')[0]
+      );
+    }
+    if (changed) {
+      this._render();
+    } else {
+      this._refreshTimes();
+    }
+  }
+
+  private _schedule(): void {
+    window.clearTimeout(this._timer);
+    if (
+      this._refreshSeconds <= 0 ||
+      this.isDisposed ||
+      !this.isVisible ||
+      document.visibilityState === 'hidden'
+    ) {
+      return;
+    }
+    this._timer = window.setTimeout(() => {
+      void this.refresh();
+    }, this._refreshSeconds * 1000);
+  }
+
+  private _onVisibility = (): void => {
+    if (document.visibilityState === 'visible' && this.isVisible) {
+      void this.refresh();
+    } else {
+      window.clearTimeout(this._timer);
+    }
+  };
+
+  private _render(): void {
+    const state = this._model.state;
+    this._error.textContent = state.error ?? '';
+    this._error.hidden = !state.error;
+
+    const now = this._now();
+    const items = state.rows.map(row => this._renderRow(row, now));
+    this._list.replaceChildren(...items);
+
+    const nothing = state.loaded && state.rows.length === 0 && !state.error;
+    this._empty.hidden = !(nothing && !state.query && state.total === 0);
+    this._noMatch.hidden = !(nothing && !!state.query);
+    this._list.hidden = state.rows.length === 0;
+
+    this._pageLabel.textContent = state.loaded
+      ? pageLabel(state.offset, state.rows.length, state.total)
+      : 'Loading…';
+    this._newer.disabled = !this._model.hasNewer;
+    this._older.disabled = !this._model.hasOlder;
+    this._pager.hidden = !state.loaded || state.total <= state.rows.length;
+  }
+
+  private _renderRow(row: IRunRow, now: number): HTMLLIElement {
+    const li = el('li', RUN_ITEM_CLASS);
+    li.dataset.runId = row.run_id;
+    li.tabIndex = 0;
+    li.title = runTooltip(row);
+    li.setAttribute('role', 'listitem');
+    if (row.run_id === this._selected) {
+      li.classList.add('jp-mod-selected');
+    }
+    if (row.status && row.status !== 'ok') {
+      li.classList.add(`jp-perf-status-${row.status.replace(/[^a-z-]/gi, '')}`);
+    }
+
+    const top = el('div', 'jp-perf-run-top');
+    top.appendChild(el('span', 'jp-perf-run-title', runTitle(row)));
+    const badge = verdictBadge(row.verdict);
+    if (badge) {
+      const b = el(
+        'span',
+        `jp-perf-badge jp-perf-badge-${badge.kind}`,
+        badge.text
+      );
+      b.title = row.verdict ?? '';
+      top.appendChild(b);
+    }
+    const bottom = el('div', 'jp-perf-run-meta');
+    bottom.appendChild(
+      el('span', 'jp-perf-run-subtitle', runSubtitle(row, now))
+    );
+    const status = statusText(row.status);
+    if (status) {
+      bottom.appendChild(el('span', 'jp-perf-run-status', status));
+    }
+    li.append(top, bottom);
+    return li;
+  }
+
+  /** Only the "5 min ago" texts move between polls that changed nothing. */
+  private _refreshTimes(): void {
+    const now = this._now();
+    this._list
+      .querySelectorAll<HTMLElement>(`.${RUN_ITEM_CLASS}`)
+      .forEach(li => {
+        const row = this._model.find(li.dataset.runId ?? '');
+        const sub = li.querySelector('.jp-perf-run-subtitle');
+        if (row && sub) {
+          const text = runSubtitle(row, now);
+          if (sub.textContent !== text) {
+            sub.textContent = text;
+          }
+        }
+      });
+  }
+
+  private _itemOf(target: EventTarget | null): HTMLElement | null {
+    const node = target as HTMLElement | null;
+    return node?.closest?.(`.${RUN_ITEM_CLASS}`) ?? null;
+  }
+
+  private _select(item: HTMLElement | null): void {
+    const id = item?.dataset.runId ?? null;
+    this._selected = id;
+    this._list.querySelectorAll(`.${RUN_ITEM_CLASS}`).forEach(li => {
+      li.classList.toggle(
+        'jp-mod-selected',
+        (li as HTMLElement).dataset.runId === id
+      );
+    });
+  }
+
+  private _onListSelect = (event: Event): void => {
+    const item = this._itemOf(event.target);
+    if (item) {
+      this._select(item);
+    }
+  };
+
+  private _onListClick = (event: MouseEvent): void => {
+    const item = this._itemOf(event.target);
+    if (item?.dataset.runId) {
+      this._select(item);
+      this._onOpen(item.dataset.runId);
+    }
+  };
+
+  private _onListKey = (event: KeyboardEvent): void => {
+    const item = this._itemOf(event.target);
+    if (!item) {
+      return;
+    }
+    if (event.key === 'Enter' || event.key === ' ') {
+      event.preventDefault();
+      this._select(item);
+      if (item.dataset.runId) {
+        this._onOpen(item.dataset.runId);
+      }
+    } else if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      event.preventDefault();
+      const next = (
+        event.key === 'ArrowDown'
+          ? item.nextElementSibling
+          : item.previousElementSibling
+      ) as HTMLElement | null;
+      if (next) {
+        this._select(next);
+        next.focus();
+      }
+    }
+  };
+
+  private _buildEmptyState(): HTMLElement {
+    const empty = el('div', 'jp-perf-empty');
+    const code = (text: string) => {
+      const pre = el('pre', '');
+      pre.appendChild(el('code', '', text));
+      return pre;
+    };
+    const p = (...parts: (string | HTMLElement)[]) => {
+      const node = el('p', '');
+      node.append(...parts);
+      return node;
+    };
+    empty.append(
+      p('No Spark runs yet.'),
+      p('In a notebook, load the extension once:'),
+      code('%load_ext jupyter_perf'),
+      p(
+        'then put ',
+        el('code', '', '%%perfmeasure'),
+        ' on the first line of a cell that runs Spark:'
+      ),
+      code(
+        '%%perfmeasure --label "my query"\ndf.groupBy("key").count().collect()'
+      ),
+      p(
+        'The report appears under the cell, and the run is listed here, ' +
+          'from every kernel, newest first. Click a run to open its report.'
+      )
+    );
+    return empty;
+  }
+
+  private _api: RunsAPI;
+  private _onOpen: (runId: string) => void;
+  private _now: () => number;
+  private _model: RunsListModel;
+  private _search: HTMLInputElement;
+  private _notice: HTMLElement;
+  private _error: HTMLElement;
+  private _list: HTMLUListElement;
+  private _empty: HTMLElement;
+  private _noMatch: HTMLElement;
+  private _pager: HTMLElement;
+  private _newer: HTMLButtonElement;
+  private _older: HTMLButtonElement;
+  private _pageLabel: HTMLElement;
+  private _selected: string | null = null;
+  private _timer = 0;
+  private _searchTimer = 0;
+  private _refreshSeconds = DEFAULT_REFRESH_SECONDS;
+  private _inFlight: Promise<void> | null = null;
+  private _again = false;
+}

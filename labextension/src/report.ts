@@ -1,0 +1,79 @@
+import { MainAreaWidget } from '@jupyterlab/apputils';
+
+import { Widget } from '@lumino/widgets';
+
+import { RunsAPI } from './api';
+
+import { sparkRunsIcon } from './panel';
+
+/**
+ * A run's report inside a main-area tab.
+ *
+ * The HTML is fetched with the user's credentials (ServerConnection) and put
+ * into `iframe.srcdoc`; the iframe is sandboxed with `allow-scripts` only, so
+ * the report's scripts run in an opaque origin: they cannot read JupyterLab's
+ * cookies or token, nor call the Jupyter server. No unauthenticated URL exists.
+ */
+export class ReportView extends Widget {
+  constructor(
+    readonly runId: string,
+    private _api: RunsAPI
+  ) {
+    super();
+    this.addClass('jp-perf-report');
+    this._status = document.createElement('div');
+    this._status.className = 'jp-perf-report-status';
+    this._frame = document.createElement('iframe');
+    this._frame.className = 'jp-perf-report-frame';
+    this._frame.setAttribute('sandbox', 'allow-scripts');
+    this._frame.setAttribute('referrerpolicy', 'no-referrer');
+    this._frame.title = `jupyter-perf report of run ${runId}`;
+    this.node.append(this._status, this._frame);
+  }
+
+  /** (Re)load the report; `refresh` asks the server to render it again. */
+  async load(refresh = false): Promise<void> {
+    this._status.textContent = 'Loading the report…';
+    this._status.hidden = false;
+    this._frame.hidden = true;
+    try {
+      const html = await this._api.report(this.runId, refresh);
+      if (this.isDisposed) {
+        return;
+      }
+      this._frame.srcdoc = html;
+      this._frame.hidden = false;
+      this._status.hidden = true;
+      this._loaded = true;
+    } catch (reason) {
+      const message = reason instanceof Error ? reason.message : String(reason);
+      this._status.textContent = `Could not load the report of run ${this.runId}: ${message}`;
+      this._status.classList.add('jp-perf-error');
+    }
+  }
+
+  get loaded(): boolean {
+    return this._loaded;
+  }
+
+  private _status: HTMLElement;
+  private _frame: HTMLIFrameElement;
+  private _loaded = false;
+}
+
+export function createReportWidget(
+  runId: string,
+  title: string,
+  api: RunsAPI
+): MainAreaWidget<ReportView> {
+  const content = new ReportView(runId, api);
+  const widget = new MainAreaWidget({ content });
+  widget.id = `jupyter-perf-report-${runId}`;
+  widget.addClass('jp-perf-report-panel');
+  widget.title.label = title.length > 40 ? title.slice(0, 39) + '…' : title;
+  widget.title.caption = `Spark run ${runId}: ${title}`;
+  widget.title.icon = sparkRunsIcon;
+  widget.title.closable = true;
+  void content.load();
+  return widget;
+}

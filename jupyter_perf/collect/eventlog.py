@@ -343,6 +343,42 @@ _PEAK_FIELDS = {"JVMHeapMemory": "peak_jvm_heap_bytes",
                 "OnHeapStorageMemory": "peak_on_heap_storage_bytes",
                 "ProcessTreeJVMRSSMemory": "peak_process_rss_bytes"}
 _KILLED_REASONS = ("TaskKilled", "TaskCommitDenied")
+_EMPTY: dict = {}
+
+
+def _appender(params: list[str], columns: list[tuple[str, str]], arrays: dict[str, array],
+              arg: str) -> Callable:
+    """A generated function appending one value per column (a Python expression each) to the
+    columns' arrays through pre-bound ``append`` methods: ~3x faster than a loop over specs."""
+    names = {f"a{i}": arrays[column].append for i, (column, _) in enumerate(columns)}
+    body = "\n".join(f"    a{i}({expr})" for i, (_, expr) in enumerate(columns))
+    src = f"def append({', '.join(params + [arg])}):\n{body}\n"
+    namespace: dict[str, Any] = dict(names)
+    exec(compile(src, "<eventlog appender>", "exec"), namespace)  # noqa: S102 - fixed source
+    return namespace["append"]
+
+
+def _metric_appender(arrays: dict[str, array]) -> Callable[[dict], None]:
+    """``append(task_metrics)``: every field of ``_METRIC_FIELDS`` (0 when absent), plus
+    ``has_metrics``, each nested group looked up once."""
+    groups: dict[str, list[tuple[str | None, str]]] = {}
+    for (top, sub), field in zip(_METRIC_SPECS, _METRIC_FIELDS):
+        groups.setdefault(top, []).append((sub, field))
+    columns: list[tuple[str, str]] = [("has_metrics", "1 if m else 0")]
+    lines = []
+    for g, (top, items) in enumerate(groups.items()):
+        if items[0][0] is None:
+            for _, field in items:
+                columns.append((field, f"m.get({top!r}) or 0"))
+        else:
+            lines.append(f"    g{g} = m.get({top!r}) or E")
+            for sub, field in items:
+                columns.append((field, f"g{g}.get({sub!r}) or 0"))
+    names = {f"a{i}": arrays[column].append for i, (column, _) in enumerate(columns)}
+    body = "\n".join(lines + [f"    a{i}({expr})" for i, (_, expr) in enumerate(columns)])
+    namespace: dict[str, Any] = dict(names, E=_EMPTY)
+    exec(compile(f"def append(m):\n{body}\n", "<eventlog metrics>", "exec"), namespace)  # noqa: S102
+    return namespace["append"]
 _PREFIX = b'{"Event":"'
 
 
@@ -363,6 +399,23 @@ def _error_of(reason: dict[str, Any]) -> str:
         return f"ExecutorLostFailure (executor {reason.get('Executor ID')} exited): " \
                f"{reason.get('Loss Reason', '')}"
     return kind
+
+
+def _without_accumulables(line: bytes) -> bytes:
+    """A TaskEnd line with its Task Info ``Accumulables`` emptied, before parsing.
+
+    They are half of a SQL task's line and nothing here reads them: skipping them makes
+    parsing ~4x faster. Spark writes ``"Accumulables":[...]}`` last in Task Info, followed by
+    ``,"Task Executor Metrics"`` (3.x) or ``,"Task Metrics"``; if the line does not look like
+    that, it is returned whole (and a failed parse is retried on the whole line).
+    """
+    i = line.find(b'"Accumulables":[', 100)
+    if i < 0:
+        return line
+    j = line.find(b'},"Task ', i)
+    if j < 0 or line[j - 1] != 93:            # "]"
+        return line
+    return line[:i] + b'"Accumulables":[]' + line[j:]
 
 
 class _Parser:
@@ -391,8 +444,17 @@ class _Parser:
         self.error_col: list[str] = []
         self.speculative_col = array("b")
         self._intern: dict[str, str] = {}
-        self._metric_arrays = [(top, sub, self.num[f]) for (top, sub), f
-                               in zip(_METRIC_SPECS, _METRIC_FIELDS)]
+        self._append_info = _appender(
+            ["stage_id", "stage_attempt"],
+            [("Stage ID", "stage_id"), ("Stage Attempt ID", "stage_attempt"),
+             ("Task Info.Task ID", 'info["Task ID"]'),
+             ("Task Info.Index", 'info.get("Index") or 0'),
+             ("Task Info.Attempt", 'info.get("Attempt") or 0'),
+             ("Task Info.Launch Time", 'info.get("Launch Time") or 0'),
+             ("Task Info.Finish Time", 'info.get("Finish Time") or 0'),
+             ("getting_result_start", 'info.get("Getting Result Time") or 0')],
+            self.num, arg="info")
+        self._append_metrics = _metric_appender(self.num)
         self.handlers: dict[bytes, Callable[[dict], None]] = {
             b"SparkListenerLogStart": self.on_log_start,
             b"SparkListenerApplicationStart": self.on_app_start,
@@ -416,6 +478,7 @@ class _Parser:
     def feed(self, lines: Iterator[bytes], first_line: int = 1) -> int:
         """Parse ``lines``; return the number of the last line read."""
         handlers, loads, prefix = self.handlers, _loads, _PREFIX
+        task_end = self.on_task_end
         lineno = first_line - 1
         for lineno, line in enumerate(lines, first_line):
             if line.startswith(prefix) and line.endswith(b"\n"):
@@ -428,7 +491,13 @@ class _Parser:
                     continue
                 handler = None
             try:
-                event = loads(line)
+                if handler is task_end:
+                    try:
+                        event = loads(_without_accumulables(line))
+                    except JSONError:
+                        event = loads(line)
+                else:
+                    event = loads(line)
             except JSONError:
                 self.bad_line(lineno, line)
                 continue
@@ -594,42 +663,25 @@ class _Parser:
 
     def _add_task(self, stage_id: int, stage_attempt: int, info: dict,
                   metrics: dict | None, reason: dict | None) -> None:
-        num = self.num
-        num["Stage ID"].append(stage_id)
-        num["Stage Attempt ID"].append(stage_attempt)
-        num["Task Info.Task ID"].append(info["Task ID"])
-        num["Task Info.Index"].append(info.get("Index", 0))
-        num["Task Info.Attempt"].append(info.get("Attempt", 0))
-        num["Task Info.Launch Time"].append(info.get("Launch Time", 0) or 0)
-        num["Task Info.Finish Time"].append(info.get("Finish Time", 0) or 0)
-        num["getting_result_start"].append(info.get("Getting Result Time", 0) or 0)
-        self.executor_col.append(self._s(info.get("Executor ID")))
-        self.host_col.append(self._s(info.get("Host")))
-        self.locality_col.append(self._s(info.get("Locality")))
-        self.speculative_col.append(1 if info.get("Speculative") else 0)
+        self._append_info(stage_id, stage_attempt, info)
+        get = info.get
+        self.executor_col.append(self._s(get("Executor ID")))
+        self.host_col.append(self._s(get("Host")))
+        self.locality_col.append(self._s(get("Locality")))
+        self.speculative_col.append(1 if get("Speculative") else 0)
         if reason is None:
             status = "RUNNING"
-        elif info.get("Failed"):
+        elif get("Failed"):
             status = "FAILED"
-        elif info.get("Killed"):
+        elif get("Killed"):
             status = "KILLED"
-        elif info.get("Finish Time"):
+        elif get("Finish Time"):
             status = "SUCCESS"
         else:
             status = "UNKNOWN"
-        self.status_col.append(self._s(status))
+        self.status_col.append(status)
         self.error_col.append(self._s(_error_of(reason)) if reason and status != "SUCCESS" else "")
-        if metrics:
-            num["has_metrics"].append(1.0)
-            for top, sub, arr in self._metric_arrays:
-                v = metrics.get(top)
-                if sub is not None:
-                    v = v.get(sub) if v else None
-                arr.append(v or 0)
-        else:
-            num["has_metrics"].append(0.0)
-            for _, _, arr in self._metric_arrays:
-                arr.append(0)
+        self._append_metrics(metrics or _EMPTY)
 
     # -- executors ---------------------------------------------------------------
     def _executor(self, executor_id: str, time_ms: float) -> dict[str, Any]:

@@ -1,0 +1,275 @@
+"""Issue E scale benchmark: ingesting a large, realistic Spark event log.
+
+    python benchmarks/eventlog_scale.py [--tasks 250000] [--dir /tmp/jp-eventlog-bench]
+                                        [--template LOG] [--zstd] [--skip-dicts] [--keep]
+
+Builds an event log in Spark's own JSON format from a real Spark 3.5 log (default template:
+``tests/collect/data/gen-snappy.snappy``, written by Spark 3.5.9): its application, environment,
+executor and SQL events are kept, and its TaskStart/TaskEnd/Stage/Job events are replicated
+into jobs of two stages (map -> reduce, real parent IDs) on 16 executors x 4 cores over 8
+hosts, with varied durations, CPU, GC, shuffle and input metrics. Every TaskEnd keeps the
+template's Task Info accumulables, so lines are as long as real SQL task-end events (~5 KB).
+
+Then, each in a fresh process (peak RSS = that process's ``ru_maxrss``):
+
+* ``load_eventlog`` with orjson (the default) and with the stdlib ``json``;
+* a naive loader for comparison: one dict per task (``normalize_tasks(list_of_dicts)``),
+  instead of the typed column arrays ``load_eventlog`` accumulates;
+* ``jupyter-perf analyze LOG --json`` end to end (load + full analysis + JSON);
+* with ``--zstd``: the same log zstd-compressed as Spark writes it (``.zstd``).
+
+Targets (issue E/F): a 1 GB log within 2 GB peak; ``analyze --json`` on 250k tasks in
+<= 30 s and <= 2 GB.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import heapq
+import os
+import random
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import orjson  # noqa: E402
+
+from jupyter_perf.collect.eventlog import _lines_of  # noqa: E402
+
+TEMPLATE = ROOT / "tests" / "collect" / "data" / "gen-snappy.snappy"
+EXECUTORS, CORES, HOSTS = 16, 4, 8
+
+
+def _events(template: Path) -> list[dict]:
+    lines, _, handle = _lines_of(str(template))
+    try:
+        return [orjson.loads(line) for line in lines if line.strip()]
+    finally:
+        handle.close()
+
+
+def generate(template: Path, out: Path, n_tasks: int, seed: int = 7) -> None:
+    """Write a ~``n_tasks``-task application log in Spark's JSON format to ``out``."""
+    rnd = random.Random(seed)
+    ev = _events(template)
+    by = {}
+    for e in ev:
+        by.setdefault(e["Event"], []).append(e)
+    t_end = next(e for e in by["SparkListenerTaskEnd"] if e["Task Type"] == "ShuffleMapTask")
+    t_start = by["SparkListenerTaskStart"][0]
+    job_start, job_end = by["SparkListenerJobStart"][0], by["SparkListenerJobEnd"][0]
+    st_sub, st_done = by["SparkListenerStageSubmitted"][0], by["SparkListenerStageCompleted"][0]
+    t0 = by["SparkListenerApplicationStart"][0]["Timestamp"]
+    dumps = orjson.dumps
+    per_stage = 5000
+    n_jobs = max(1, n_tasks // (2 * per_stage))
+    task_id = 0
+    stage_id = 0
+    clock = float(t0 + 5000)
+    with open(out, "wb", buffering=1 << 22) as fh:
+        def w(event: dict) -> None:
+            fh.write(dumps(event))
+            fh.write(b"\n")
+
+        for e in ev:   # the template's preamble: log start, env, app start, executors...
+            if e["Event"] in ("SparkListenerLogStart", "SparkListenerResourceProfileAdded",
+                              "SparkListenerEnvironmentUpdate", "SparkListenerApplicationStart"):
+                w(e)
+        for x in range(EXECUTORS):
+            host = f"10.0.0.{x % HOSTS + 1}"
+            w({"Event": "SparkListenerExecutorAdded", "Timestamp": t0 + 1000 + x,
+               "Executor ID": str(x), "Executor Info": {"Host": host, "Total Cores": CORES,
+                                                        "Log Urls": {}, "Attributes": {},
+                                                        "Resources": {}, "Resource Profile Id": 0}})
+            w({"Event": "SparkListenerBlockManagerAdded",
+               "Block Manager ID": {"Executor ID": str(x), "Host": host, "Port": 40000 + x},
+               "Maximum Memory": 2_000_000_000, "Timestamp": t0 + 1000 + x,
+               "Maximum Onheap Memory": 2_000_000_000, "Maximum Offheap Memory": 0})
+        slots = EXECUTORS * CORES
+        for job in range(n_jobs):
+            ids = [stage_id, stage_id + 1]
+            js = copy.deepcopy(job_start)
+            js.update({"Job ID": job, "Submission Time": int(clock), "Stage IDs": ids})
+            infos = []
+            for k, sid in enumerate(ids):
+                info = dict(js["Stage Infos"][0])
+                info.update({"Stage ID": sid, "Stage Attempt ID": 0, "Number of Tasks": per_stage,
+                             "Parent IDs": [ids[0]] if k else [], "RDD Info": []})
+                infos.append(info)
+            js["Stage Infos"] = infos
+            w(js)
+            for k, sid in enumerate(ids):
+                sub = copy.deepcopy(st_sub)
+                sub["Stage Info"].update(infos[k])
+                sub["Stage Info"]["Submission Time"] = int(clock)
+                w(sub)
+                free = [(clock + 5.0, s) for s in range(slots)]   # earliest-free slot
+                pending = []
+                for index in range(per_stage):
+                    launch, s = free[0]
+                    dur = max(5.0, rnd.lognormvariate(5.0, 0.6))  # ~150 ms median
+                    if rnd.random() < 0.002:
+                        dur *= 8                                  # stragglers
+                    finish = launch + dur
+                    heapq.heapreplace(free, (finish, s))
+                    executor = str(s // CORES)
+                    pending.append((launch, 0, task_id, index, executor, dur))
+                    pending.append((finish, 1, task_id, index, executor, dur))
+                    task_id += 1
+                pending.sort()
+                for when, kind, tid, index, executor, dur in pending:
+                    info = {"Task ID": tid, "Index": index, "Attempt": 0, "Partition ID": index,
+                            "Launch Time": int(when - (dur if kind else 0)),
+                            "Executor ID": executor, "Host": f"10.0.0.{int(executor) % HOSTS + 1}",
+                            "Locality": "PROCESS_LOCAL", "Speculative": False,
+                            "Getting Result Time": 0, "Finish Time": int(when) if kind else 0,
+                            "Failed": False, "Killed": False}
+                    if not kind:
+                        w({"Event": "SparkListenerTaskStart", "Stage ID": sid,
+                           "Stage Attempt ID": 0, "Task Info": info | {"Accumulables": []}})
+                        continue
+                    end = dict(t_end)
+                    info["Accumulables"] = t_end["Task Info"]["Accumulables"]
+                    run_ms = int(dur * 0.9)
+                    m = copy.deepcopy(t_end["Task Metrics"])
+                    m.update({"Executor Deserialize Time": int(dur * 0.03),
+                              "Executor Run Time": run_ms,
+                              "Executor CPU Time": int(run_ms * rnd.uniform(0.4, 0.95) * 1e6),
+                              "JVM GC Time": int(run_ms * rnd.uniform(0, 0.1)),
+                              "Result Size": 2500 + rnd.randrange(500)})
+                    if k == 0:
+                        m["Input Metrics"] = {"Bytes Read": rnd.randrange(60 << 20, 70 << 20),
+                                              "Records Read": 1_000_000}
+                        m["Shuffle Write Metrics"] = {
+                            "Shuffle Bytes Written": rnd.randrange(4 << 20, 6 << 20),
+                            "Shuffle Write Time": int(run_ms * 0.05 * 1e6),
+                            "Shuffle Records Written": 5000}
+                    else:
+                        srm = dict(m["Shuffle Read Metrics"])
+                        srm.update({"Fetch Wait Time": int(run_ms * rnd.uniform(0, 0.2)),
+                                    "Remote Bytes Read": rnd.randrange(4 << 20, 6 << 20),
+                                    "Local Bytes Read": rnd.randrange(0, 1 << 20),
+                                    "Total Records Read": 5000})
+                        m["Shuffle Read Metrics"] = srm
+                    end.update({"Stage ID": sid, "Stage Attempt ID": 0,
+                                "Task Type": "ShuffleMapTask" if k == 0 else "ResultTask",
+                                "Task Info": info, "Task Metrics": m})
+                    w(end)
+                clock = max(f for f, _ in free)
+                done = copy.deepcopy(st_done)
+                done["Stage Info"].update(infos[k])
+                done["Stage Info"].update({"Submission Time": int(sub["Stage Info"]["Submission Time"]),
+                                           "Completion Time": int(clock) + 2})
+                w(done)
+                stage_id += 1
+            clock += 40
+            w({"Event": "SparkListenerJobEnd", "Job ID": job, "Completion Time": int(clock),
+               "Job Result": {"Result": "JobSucceeded"}})
+            clock += rnd.uniform(100, 400)                   # driver time between jobs
+        w({"Event": "SparkListenerApplicationEnd", "Timestamp": int(clock) + 100})
+
+
+# -- measurements, each in a fresh process --------------------------------------------------
+CHILD = textwrap.dedent("""
+    import json, resource, sys, time
+    sys.path.insert(0, {root!r})
+    mode, path = sys.argv[1], sys.argv[2]
+    t = time.perf_counter()
+    if mode in ("orjson", "json"):
+        import jupyter_perf.collect.eventlog as el
+        if mode == "json":
+            el._loads, el.JSONError = json.loads, (ValueError,)
+        run = el.load_eventlog(path)
+        n = len(run.tasks)
+    elif mode == "dicts":
+        import orjson
+        from jupyter_perf.model import _flatten, normalize_tasks
+        rows = []
+        with open(path, "rb") as fh:
+            for line in fh:
+                if b'"SparkListenerTaskEnd"' not in line[:40]:
+                    continue
+                e = orjson.loads(line)
+                row = _flatten(e.get("Task Metrics") or {{}})
+                row.update(_flatten({{"Task Info": e["Task Info"]}}))
+                row["Stage ID"], row["Stage Attempt ID"] = e["Stage ID"], e["Stage Attempt ID"]
+                rows.append(row)
+        tasks = normalize_tasks(rows, "eventlog")
+        n = len(tasks)
+    elif mode == "cli":
+        import io, contextlib
+        from jupyter_perf.cli import main
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            code = main(["analyze", path, "--json", "--no-save"])
+        assert code == 0
+        n = json.loads(buf.getvalue())["task_attempts"]
+    secs = time.perf_counter() - t
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({{"mode": mode, "seconds": secs, "peak_rss": rss, "tasks": n}}))
+""")
+
+
+def measure(mode: str, path: Path) -> dict:
+    code = CHILD.format(root=str(ROOT))
+    env = dict(os.environ, JUPYTER_PERF_HOME=str(path.parent / "jphome"))
+    out = subprocess.run([sys.executable, "-c", code, mode, str(path)], capture_output=True,
+                         text=True, env=env, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"{mode} failed: {out.stderr.strip()[-2000:]}")
+    import json
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", type=int, default=250_000)
+    ap.add_argument("--dir", default="/tmp/jp-eventlog-bench")
+    ap.add_argument("--template", default=str(TEMPLATE))
+    ap.add_argument("--zstd", action="store_true", help="also measure a zstd-compressed copy")
+    ap.add_argument("--skip-dicts", action="store_true", help="skip the dict-per-task loader")
+    ap.add_argument("--keep", action="store_true", help="keep the generated logs")
+    args = ap.parse_args()
+    d = Path(args.dir)
+    d.mkdir(parents=True, exist_ok=True)
+    log = d / f"app-bench-{args.tasks}"
+    if not log.exists():
+        t = time.perf_counter()
+        generate(Path(args.template), log, args.tasks)
+        print(f"generated {log} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    size = log.stat().st_size
+    print(f"log: {size / 1e6:.0f} MB, template {Path(args.template).name}, python "
+          f"{sys.version.split()[0]}, {os.cpu_count()} cores")
+    rows = []
+    modes = ["orjson", "json"] + ([] if args.skip_dicts else ["dicts"]) + ["cli"]
+    for mode in modes:
+        r = measure(mode, log)
+        r["mb_per_s"] = size / 1e6 / r["seconds"]
+        rows.append(r)
+        print(f"  {mode:<7} {r['tasks']:>8} tasks  {r['seconds']:7.1f} s  "
+              f"{r['mb_per_s']:6.0f} MB/s  peak RSS {r['peak_rss'] / 2**20:6.0f} MiB", flush=True)
+    if args.zstd:
+        import zstandard
+        zlog = d / (log.name + ".zstd")
+        if not zlog.exists():
+            with open(log, "rb") as src, open(zlog, "wb") as dst:
+                zstandard.ZstdCompressor(level=1).copy_stream(src, dst)
+        r = measure("orjson", zlog)
+        r["mode"] = "orjson+zstd"
+        r["mb_per_s"] = size / 1e6 / r["seconds"]
+        print(f"  zstd    {r['tasks']:>8} tasks  {r['seconds']:7.1f} s  {r['mb_per_s']:6.0f} MB/s "
+              f"(uncompressed)  peak RSS {r['peak_rss'] / 2**20:6.0f} MiB  "
+              f"[{zlog.stat().st_size / 1e6:.0f} MB on disk]", flush=True)
+        if not args.keep:
+            zlog.unlink()
+    if not args.keep:
+        log.unlink()
+
+
+if __name__ == "__main__":
+    main()

@@ -73,10 +73,11 @@ def active_session():
 def spark_session(master: str | None = None, app_name: str = "jupyter-perf", **conf: Any):
     """The embedded default session: ``local[*]`` with sparkmeasure attached.
 
-    Keyword arguments are Spark settings; use underscores for dots is *not*
-    done — pass them as ``**{"spark.sql.shuffle.partitions": "8"}``. If a
-    session is already active it is returned unchanged (with a note if the
-    requested settings differ).
+    Keyword arguments are Spark settings, e.g.
+    ``spark_session(**{"spark.sql.shuffle.partitions": "8"})``. An active session is
+    returned unchanged. If the sparkmeasure jar cannot be resolved (no network, or no
+    artifact for this Scala version), Spark starts without it and runs are collected from
+    the REST API only; the reason is kept in ``jar_problem`` and shown on every report.
     """
     from pyspark.sql import SparkSession
 
@@ -90,13 +91,39 @@ def spark_session(master: str | None = None, app_name: str = "jupyter-perf", **c
     if not any("spark-measure" in p for p in packages):
         packages.append(sparkmeasure_package())
     settings["spark.jars.packages"] = ",".join(packages)
-    builder = SparkSession.builder.master(master or settings.pop("spark.master", "local[*]"))
-    builder = builder.appName(app_name)
-    for key, value in settings.items():
-        builder = builder.config(key, value)
+    master = master or settings.pop("spark.master", "local[*]")
     try:
-        return builder.getOrCreate()
+        return _build(master, app_name, settings)
     except Exception as exc:  # JVM start or Ivy resolution failed
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SessionError(f"could not start Spark: {first}; check JDK 17 and that Maven "
-                           f"Central is reachable for {sparkmeasure_package()}") from exc
+        first = _first_line(exc)
+    # Retry without sparkmeasure: a profiler must not stop Spark from starting.
+    others = [p for p in packages if "spark-measure" not in p]
+    settings["spark.jars.packages"] = ",".join(others)
+    try:
+        spark = _build(master, app_name, settings)
+    except Exception as exc2:
+        raise SessionError(f"could not start Spark: {_first_line(exc2)}; check that JDK 17 is "
+                           "installed (java -version) and JAVA_HOME points at it") from exc2
+    jar_problem[spark.sparkContext.applicationId] = (
+        f"sparkmeasure ({','.join(p for p in packages if 'spark-measure' in p)}) could not be "
+        f"loaded ({first}); collecting from Spark's REST API only")
+    return spark
+
+
+#: application id -> why sparkmeasure is missing, for the report's warnings
+jar_problem: dict[str, str] = {}
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def _build(master: str, app_name: str, settings: dict[str, str]):
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in settings.items():
+        if value != "":
+            builder = builder.config(key, value)
+    return builder.getOrCreate()

@@ -34,14 +34,16 @@ class Listeners:
         from sparkmeasure import StageMetrics, TaskMetrics
 
         self.spark = spark
+        problem = ("sparkmeasure jar not loaded (start Spark with jupyter_perf.spark_session() or "
+                   "add spark.jars.packages=" + _package_hint() + "); collecting from the REST "
+                   "API only")
+        if not _jar_loaded(spark):     # sparkmeasure's own API would only print a warning
+            raise ListenerUnavailable(problem)
         try:
             self.stage = StageMetrics(spark)
             self.task = TaskMetrics(spark)
-        except Exception as exc:  # py4j: class not found
-            raise ListenerUnavailable(
-                "sparkmeasure jar not loaded (start Spark with jupyter_perf.spark_session() or add "
-                "spark.jars.packages=" + _package_hint() + "); collecting from the REST API only"
-            ) from exc
+        except Exception as exc:  # py4j errors creating the listeners
+            raise ListenerUnavailable(problem) from exc
 
     def begin(self) -> None:
         self.stage.begin()
@@ -63,6 +65,15 @@ class Listeners:
     def task_metrics(self) -> pd.DataFrame:
         """sparkmeasure's task rows (ms), for when the REST API is not available."""
         return self.task.create_taskmetrics_DF().toPandas()
+
+
+def _jar_loaded(spark) -> bool:
+    from py4j.java_gateway import JavaClass
+
+    try:
+        return isinstance(spark.sparkContext._jvm.ch.cern.sparkmeasure.StageMetrics, JavaClass)
+    except Exception:
+        return False
 
 
 def _package_hint() -> str:

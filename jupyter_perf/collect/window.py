@@ -16,6 +16,7 @@ import pandas as pd
 from ..model import Run, new_run_id, normalize_tasks
 from .listener import ListenerUnavailable, listeners_for
 from .progress import ProgressPoller, ProgressSnapshot, StatusReader
+from .redact import redact
 from .rest import RestError, SparkRest
 from .rest_run import fetch_executors, fetch_stages, job_row
 from .sampler import MemorySampler, memory_rows
@@ -68,11 +69,16 @@ class Window:
         run.app_name = self.sc.appName
         run.spark_version = self.sc.version
         run.master = self.sc.master
+        try:   # the settings that shape performance, with secrets redacted as Spark does
+            run.extra["spark_conf"] = redact(self.sc.getConf().getAll())
+        except Exception as exc:
+            run.warnings.append(f"could not read the Spark conf: {_one_line(exc)}")
         try:
             self.listeners = listeners_for(self.spark)
             self.listeners.begin()
         except ListenerUnavailable as exc:
-            run.warnings.append(str(exc))
+            from ..session import jar_problem
+            run.warnings.append(jar_problem.get(run.app_id) or str(exc))
         ui = self.sc.uiWebUrl
         if ui:
             self.rest = SparkRest(ui, run.app_id)

@@ -1,0 +1,26 @@
+"""No Java, so no Spark: one clear line with the next step, and the cell still runs."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+
+def test_cell_runs_unmeasured_with_one_line_when_spark_cannot_start(tmp_path):
+    code = textwrap.dedent("""
+        from IPython.testing.globalipapp import start_ipython
+        ip = start_ipython()
+        ip.run_cell("%load_ext jupyter_perf")
+        r = ip.run_cell("%%perfmeasure\\nx = 6 * 7\\nprint('cell ran', x)\\n")
+        assert r.error_in_exec is None, r.error_in_exec
+    """)
+    env = dict(os.environ, JAVA_HOME=str(tmp_path / "no-jdk"), PATH=os.path.dirname(sys.executable),
+               JUPYTER_PERF_HOME=str(tmp_path / "home"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "cell ran 42" in out.stdout
+    [line] = [l for l in out.stderr.splitlines() if "perfmeasure" in l]
+    assert "no Java runtime found" in line and "JDK 17" in line and "unmeasured" in line
+    assert "Traceback" not in out.stderr

@@ -1,0 +1,74 @@
+"""Faults around Spark itself: no sparkmeasure jar, REST lost mid-cell, evicted tasks, secrets.
+
+One session for the module, started the way a user without network access to the
+sparkmeasure artifact would get it: the jar cannot be resolved, Spark still starts.
+"""
+from __future__ import annotations
+
+import pytest
+
+import jupyter_perf as jp
+from conftest import make_spark, rest_stages
+from jupyter_perf.collect import rest as rest_module
+from jupyter_perf.collect.redact import REDACTED
+from jupyter_perf.store import default_store
+
+MISSING_JAR = "ch.cern.sparkmeasure:spark-measure_2.12:0.0.404"   # no such artifact
+
+
+@pytest.fixture(scope="module")
+def spark():
+    session = make_spark("local[2]", **{
+        "spark.jars.packages": MISSING_JAR,
+        "spark.ui.retainedTasks": "100",
+        "spark.my.service.password": "hunter2",
+        "spark.app.token.note": "plain",
+    })
+    yield session
+    session.stop()
+
+
+def test_missing_jar_falls_back_to_rest_only_with_a_warning(spark):
+    run = jp.measure(lambda: spark.range(0, 20_000, 1, 4).selectExpr("id % 9 AS k")
+                     .groupBy("k").count().collect(), spark=spark)
+    assert run.collector == "rest" and run.listener_stages is None
+    assert any("sparkmeasure" in w and "REST API only" in w for w in run.warnings)
+    # the numbers still equal Spark's own
+    for _, row in run.stage_table().query("status == 'COMPLETE'").iterrows():
+        [rest] = [a for a in rest_stages(spark, row.stage_id) if a["attemptId"] == row.attempt]
+        assert row.executor_run_time_ms == rest["executorRunTime"]
+        assert row.task_attempts == rest["numCompleteTasks"]
+
+
+def test_evicted_tasks_are_detected_and_reported(spark):
+    run = jp.measure(lambda: spark.range(0, 4000, 1, 400).count(), spark=spark)
+    [warning] = [w for w in run.warnings if "retainedTasks" in w]
+    assert "of 400 task attempts" in warning
+    assert len(run.tasks) < 401
+    assert warning in jp.analyze(run).summary()["warnings"]     # shown with the report
+
+
+def test_rest_unreachable_mid_cell_gives_a_partial_run_with_a_warning(spark, monkeypatch):
+    # A Spark UI that dies mid-cell cannot be produced on demand: the REST client fails here.
+    def unreachable(self, path, **params):
+        raise rest_module.RestError("Spark REST API unreachable at http://127.0.0.1:1 "
+                                    "(ConnectionError); is the Spark UI enabled?")
+
+    def body():
+        spark.range(0, 1000, 1, 2).count()
+        monkeypatch.setattr(rest_module.SparkRest, "get", unreachable)
+
+    run = jp.measure(body, spark=spark)
+    assert any("unreachable" in w and "partial" in w for w in run.warnings), run.warnings
+    stored = default_store().load(run.run_id)          # the run is not lost
+    assert stored.run_id == run.run_id and stored.warnings == run.warnings
+
+
+def test_secrets_in_the_spark_conf_are_redacted_in_store_and_report(spark):
+    run = jp.measure(lambda: spark.range(10).count(), spark=spark)
+    conf = run.extra["spark_conf"]
+    assert conf["spark.my.service.password"] == REDACTED
+    assert conf["spark.app.token.note"] == REDACTED             # key matches: redacted too
+    assert conf["spark.master"] == "local[2]"
+    stored = default_store().load(run.run_id)
+    assert "hunter2" not in str(stored.extra) and "hunter2" not in jp.report_html(run)

@@ -36,3 +36,12 @@ def pct(part: float, whole: float) -> str:
 def esc(text: object) -> str:
     """Escape any user-supplied string before it goes into HTML."""
     return html.escape("" if text is None else str(text), quote=True)
+
+
+def change(new: float, old: float) -> str:
+    """Signed percentage change, as the What-if tab shows it (``report.js`` fmtChange)."""
+    if not old:
+        return "–"
+    p = 100.0 * (new - old) / old
+    s = f"{p:.1f}"
+    return ("+" if p >= 0 and not s.startswith("-") else "") + s + "%"

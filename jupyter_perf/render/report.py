@@ -64,8 +64,9 @@ def report_document(a: Analysis) -> Document:
     t_strag, strag_src, strag_info = stragglers_tab(a, extras["pos"], extras["straggler_rows"])
     t_whatif, w = whatif_tab(a)
     t_memory = memory_tab(a)
-    tabs = Tabs(tabs=[t_summary, t_timeline, t_stages, t_strag, t_whatif, t_memory],
-                sizing_mode="stretch_width", name="jp-tabs")
+    panels = [t_summary, t_timeline, t_stages, t_strag, t_whatif, t_memory]
+    tabs = Tabs(tabs=panels, sizing_mode="stretch_width", name="jp-tabs")
+    _lazy_tabs(tabs, panels)
     header = div(header_html(run, f" · {fmt.ms(a.wall_ms)} wall · model error "
                                   f"{100 * a.model_error:.1f}%"), name="jp-header")
     root = column(header, tabs, sizing_mode="stretch_width", name="jp-report")
@@ -86,6 +87,31 @@ def report_document(a: Analysis) -> Document:
     doc.js_on_event("document_ready", cb)
     doc.title = TITLE
     return doc
+
+
+_SHOW_TAB = """
+const i = tabs.active, cur = tabs.tabs[i];
+if (cur.child !== real[i]) {
+  // A new TabPanel (not a changed child) makes TabsView build the real views.
+  const panel = new cur.constructor({title: cur.title, child: real[i]});
+  tabs.tabs = tabs.tabs.map((p, j) => (j === i ? panel : p));
+}
+"""
+
+
+def _lazy_tabs(tabs: Tabs, panels: list) -> None:
+    """Only the active tab is built when the page opens; the others when first shown.
+
+    Every model stays in the document (the what-if logic updates hidden timelines too);
+    only BokehJS's views — DOM, canvases, SlickGrid tables — wait, which keeps the first
+    paint of a large report fast.
+    """
+    real = [p.child for p in panels]
+    for i, p in enumerate(panels):
+        if i != tabs.active:
+            p.child = div("<span class='muted'>loading…</span>")
+    tabs.js_on_change("active", CustomJS(args={"tabs": tabs, "real": real},
+                                         code=_SHOW_TAB))
 
 
 def _as_analysis(obj) -> Analysis:

@@ -135,7 +135,7 @@ const JP = (() => {
 
   // replay.replay: per group makespan; starts / slots (group-relative) when asked.
   function replay(D, d, slotsFactor, wantStarts) {
-    const G = D.G, bounds = D.bounds, gslots = D.slots;
+    const G = D.G, bounds = D.bounds, gslots = D.slots, stage = D.stage;
     const makespan = new Float64Array(G);
     const starts = wantStarts ? new Float64Array(D.n) : null;
     const slot = wantStarts ? new Int32Array(D.n) : null;
@@ -162,32 +162,42 @@ const JP = (() => {
         }
         continue;
       }
-      const h = new Heap(k);
+      const h = new Heap(k), ht = h.t, hs = h.s;
       const loc = new Float64Array(nT);            // group-relative starts (barriers need them)
+      const nSeg = splits ? splits.length + 1 : 1;
       let next = 0;
-      const dispatch = (upto) => {                 // heapq.heapreplace(h, h[0] + d)
-        for (; next < upto; next++) {
-          const i = lo + next, t0 = h.t[0];
+      for (let sg = 0; sg < nSeg; sg++) {
+        const upto = sg < nSeg - 1 ? splits[sg][0] : nT;
+        for (; next < upto; next++) {              // heapq.heapreplace(h, h[0] + d), inlined
+          const i = lo + next, t0 = ht[0], s0 = hs[0];
           loc[next] = t0;
-          if (wantStarts) { starts[i] = t0; slot[i] = h.s[0]; }
-          h.t[0] = t0 + dd[i];
-          h.down(0);
+          if (wantStarts) { starts[i] = t0; slot[i] = s0; }
+          const nt = t0 + dd[i];
+          let q = 0;
+          for (;;) {                               // sift (nt, s0) down from the root
+            const l = 2 * q + 1;
+            if (l >= k) break;
+            const r = l + 1;
+            let c = l;
+            if (r < k && (ht[r] < ht[l] || (ht[r] === ht[l] && hs[r] < hs[l]))) c = r;
+            if (ht[c] < nt || (ht[c] === nt && hs[c] < s0)) {
+              ht[q] = ht[c]; hs[q] = hs[c]; q = c;
+            } else break;
+          }
+          ht[q] = nt; hs[q] = s0;
         }
-      };
-      if (splits) {
-        for (const [pos, parents] of splits) {
-          dispatch(pos);
+        if (sg < nSeg - 1) {                       // a DAG barrier: wait for the parents
+          const pos = splits[sg][0], parents = splits[sg][1];
           let ready = -Infinity;
           for (let p = 0; p < pos; p++) {
-            if (parents.has(D.stage[lo + p])) {
+            if (parents.has(stage[lo + p])) {
               const f = loc[p] + dd[lo + p];
               if (f > ready) ready = f;
             }
           }
-          if (ready > h.t[0]) h.raise(ready);
+          if (ready > ht[0]) h.raise(ready);
         }
       }
-      dispatch(nT);
       makespan[g] = nT ? h.max() : 0.0;
     }
     return { makespan, total: npSum(makespan), starts, slot, maxK };
@@ -228,9 +238,10 @@ const JP = (() => {
     }
     // measured breakdown per task, for colours
     const n = D.n, comp = new Float32Array(n * COMP_COUNT), dom = new Uint8Array(n);
+    const parts = new Float64Array(5);
     for (let i = 0; i < n; i++) {
-      const io = Math.max(D.disk[i] - D.sw[i], 0);
-      const parts = [D.cpu[i], D.gc[i], D.fw[i], D.sw[i], io];
+      parts[0] = D.cpu[i]; parts[1] = D.gc[i]; parts[2] = D.fw[i]; parts[3] = D.sw[i];
+      parts[4] = Math.max(D.disk[i] - D.sw[i], 0);
       let left = D.dur[i], best = -1, bi = 5;
       for (let c = 0; c < 5; c++) {
         const v = Math.max(Math.min(parts[c], left), 0);
@@ -244,7 +255,6 @@ const JP = (() => {
     }
     D.comp = comp;
     D.dom = dom;
-    D.base = replay(D, D.dur, 1.0, true);
     return D;
   }
 
@@ -262,6 +272,10 @@ const JP = (() => {
 
   // ---------------------------------------------------------------- format (render/fmt.py)
   function fixedEven(x, digits) {  // Python's format(x, f".{digits}f"): exact, ties to even
+    // toFixed rounds the exact binary value correctly too; only exact ties differ (JS rounds
+    // them up, Python to even), so take the slow exact path only near a tie.
+    const y = Math.abs(x) * Math.pow(10, digits), frac = y - Math.floor(y);
+    if (Math.abs(frac - 0.5) > 1e-7 && y < 1e15) return x.toFixed(digits);
     const neg = x < 0 || Object.is(x, -0);
     const s = Math.abs(x).toFixed(Math.min(100, digits + 60));
     const [ip, fp = ""] = s.split(".");
@@ -381,49 +395,56 @@ const JP = (() => {
       }
       return { mode: "detail", visible: vis, seg, box, agg: null };
     }
-    const w = (x1 - x0) / nb;
-    const L = Math.max(nLanes, 1), cells = L * nb;
+    // Bins per lane: enough to follow the schedule, few enough to draw fast (≤ ~6000 bars).
+    const nbl = Math.max(12, Math.min(nb, Math.floor(6000 / Math.max(nLanes, 1))));
+    const w = (x1 - x0) / nbl;
+    const L = Math.max(nLanes, 1), cells = L * nbl;
     const count = new Int32Array(cells), fail = new Int32Array(cells);
     const minS = new Float64Array(cells).fill(Infinity), maxE = new Float64Array(cells).fill(-Infinity);
     const sums = new Float64Array(cells * COMP_COUNT);
     const stMin = new Int32Array(cells).fill(2147483647), stMax = new Int32Array(cells).fill(-1);
-    const F = D.meta.flags;
+    const F = D.meta.flags, bad = F.failed | F.killed, sids = D.meta.stage_ids;
+    const comp = D.comp, dur = D.dur, flags = D.flags, stage = D.stage;
     for (let i = 0; i < n; i++) {
       const s = xs[i], d = ds[i];
       if (!(s <= x1 && s + d >= x0)) continue;
       let b = Math.floor((Math.max(s, x0) - x0) / w);
-      if (b >= nb) b = nb - 1;
-      const key = lanes[i] * nb + b;
+      if (b >= nbl) b = nbl - 1;
+      const key = lanes[i] * nbl + b;
       count[key]++;
       if (s < minS[key]) minS[key] = s;
       if (s + d > maxE[key]) maxE[key] = s + d;
-      const scale = D.dur[i] > 0 ? d / D.dur[i] : 0;
-      for (let k = 0; k < COMP_COUNT; k++) sums[key * COMP_COUNT + k] += D.comp[i * COMP_COUNT + k] * scale;
-      if (D.flags[i] & (F.failed | F.killed)) fail[key]++;
-      const sid = D.meta.stage_ids[D.stage[i]];
+      const scale = dur[i] > 0 ? d / dur[i] : 0;
+      const o = key * COMP_COUNT, oi = i * COMP_COUNT;
+      for (let k = 0; k < COMP_COUNT; k++) sums[o + k] += comp[oi + k] * scale;
+      if (flags[i] & bad) fail[key]++;
+      const sid = sids[stage[i]];
       if (sid < stMin[key]) stMin[key] = sid;
       if (sid > stMax[key]) stMax[key] = sid;
     }
-    const agg = { left: [], right: [], bottom: [], top: [], color: [], count: [], tasks: [],
-                  busy: [], mostly: [], stages: [], notes: [] };
+    let m = 0;
+    for (let key = 0; key < cells; key++) if (count[key]) m++;
+    const agg = { left: new Float64Array(m), right: new Float64Array(m), bottom: new Float64Array(m),
+                  top: new Float64Array(m), color: new Array(m), count: new Int32Array(m),
+                  busy: new Float64Array(m), mostly: new Array(m), share: new Float64Array(m),
+                  smin: new Int32Array(m), smax: new Int32Array(m), failed: new Int32Array(m) };
+    let j = 0;
     for (let key = 0; key < cells; key++) {
       const c = count[key];
       if (!c) continue;
-      const lane = Math.floor(key / nb);
+      const lane = Math.floor(key / nbl);
       let total = 0, best = 0, bi = 0;
       for (let k = 0; k < COMP_COUNT; k++) {
         const v = sums[key * COMP_COUNT + k];
         total += v;
         if (v > best) { best = v; bi = k; }
       }
-      agg.left.push(minS[key] / 1000); agg.right.push(maxE[key] / 1000);
-      agg.bottom.push(lane + 0.12); agg.top.push(lane + 0.88);
-      agg.color.push(colors[bi]); agg.count.push(c);
-      agg.tasks.push(`${c} task attempt${c === 1 ? "" : "s"} (one bar for all of them; zoom in for each task)`);
-      agg.busy.push(`${fmtMs(total)} of task time, ${fixedEven(minS[key] / 1000, 3)}–${fixedEven(maxE[key] / 1000, 3)} s`);
-      agg.mostly.push(`${COMP_LABELS[bi]} (${total > 0 ? fixedEven(100 * best / total, 0) : "0"}%)`);
-      agg.stages.push(stMin[key] === stMax[key] ? `${stMin[key]}` : `${stMin[key]}–${stMax[key]}`);
-      agg.notes.push(fail[key] ? `${fail[key]} failed/killed` : "–");
+      agg.left[j] = minS[key] / 1000; agg.right[j] = maxE[key] / 1000;
+      agg.bottom[j] = lane + 0.12; agg.top[j] = lane + 0.88;
+      agg.color[j] = colors[bi]; agg.count[j] = c; agg.busy[j] = total / 1000;
+      agg.mostly[j] = COMP_LABELS[bi]; agg.share[j] = total > 0 ? best / total : 0;
+      agg.smin[j] = stMin[key]; agg.smax[j] = stMax[key]; agg.failed[j] = fail[key];
+      j++;
     }
     return { mode: "aggregate", visible: vis, seg: null, box: null, agg };
   }

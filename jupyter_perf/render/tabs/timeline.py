@@ -27,8 +27,10 @@ MAX_STAGE_ROWS = 6
 
 TASK_TOOLTIPS = [("task", "@task"), ("stage", "@stage"), ("executor", "@exec"), ("time", "@time"),
                  ("breakdown", "@parts"), ("read", "@read"), ("notes", "@notes")]
-AGG_TOOLTIPS = [("bar", "@tasks"), ("time", "@busy"), ("mostly", "@mostly"),
-                ("stages", "@stages"), ("notes", "@notes")]
+AGG_TOOLTIPS = [("one bar for", "@count{0,0} task attempts (zoom in to see each)"),
+                ("span", "@left{0.000} – @right{0.000} s"), ("task time", "@busy{0,0.000} s"),
+                ("mostly", "@mostly (@share{0%})"), ("stages", "@smin – @smax"),
+                ("failed/killed", "@failed")]
 
 
 @dataclasses.dataclass
@@ -43,7 +45,7 @@ class TimelineParts:
 
 def _empty_sources():
     agg = ColumnDataSource({k: [] for k in ("left", "right", "bottom", "top", "color", "count",
-                                            "tasks", "busy", "mostly", "stages", "notes")})
+                                            "busy", "mostly", "share", "smin", "smax", "failed")})
     seg = ColumnDataSource({k: [] for k in ("left", "right", "bottom", "top", "color")})
     box = ColumnDataSource({k: [] for k in ("left", "right", "bottom", "top", "line", "dash", "row",
                                             "task", "stage", "exec", "time", "parts", "read",

@@ -118,10 +118,10 @@ def _stage_table(run: Run) -> DataTable:
 
 
 def basic_layout(run: Run, reason: str = ""):
-    parts = [Div(text=_header(run), sizing_mode="stretch_width")]
+    parts = [Div(text=_header(run), sizing_mode="stretch_width", disable_math=True)]
     if reason:
         parts.append(Div(text=f"<div style='color:#8a4b00;font-family:sans-serif'>⚠ {fmt.esc(reason)}</div>",
-                         sizing_mode="stretch_width"))
+                         sizing_mode="stretch_width", disable_math=True))
     if not run.tasks.empty:
         parts.append(_breakdown_bar(run))
     if not run.stages.empty:

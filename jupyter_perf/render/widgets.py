@@ -12,6 +12,7 @@ from .style import CSS, ESTIMATED_HATCH, TIMELINE_COMPONENTS
 def div(html: str, name: str | None = None, **kw: Any) -> Div:
     """A Div whose ``html`` is trusted markup built by us (user strings already escaped)."""
     kw.setdefault("sizing_mode", "stretch_width")
+    kw.setdefault("disable_math", True)   # "$$…$$" in a user string must not fetch MathJax
     if name:
         kw.setdefault("css_classes", [name])      # a CSS hook for tests and user styles
     return Div(text=f"{CSS}<div class='jp'>{html}</div>", name=name, **kw)

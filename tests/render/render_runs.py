@@ -1,0 +1,82 @@
+"""Runs for the render tests: a real Spark run (skewed join, GC pressure, a hostile job
+description), hostile strings injected into a copy of it, and synthetic runs at scale."""
+from __future__ import annotations
+
+import copy
+import os
+import sys
+
+import pandas as pd
+
+from jupyter_perf.model import Run
+
+HOSTILE = "<img src=x onerror=window.__xss=1>"
+BENCHMARKS = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "benchmarks")
+
+
+def skewed_join_run(spark) -> Run:
+    """One hot key (half the rows) in a shuffle join, then collect_list into big groups."""
+    import jupyter_perf as jp
+    from pyspark.sql import functions as F
+
+    sc = spark.sparkContext
+
+    def job():
+        sc.setJobDescription(f"{HOSTILE} skewed join")
+        facts = spark.range(0, 400_000, 1, 6).select(
+            F.when(F.col("id") % 2 == 0, F.lit(0)).otherwise(F.col("id") % 500).alias("k"),
+            F.col("id").alias("v"))
+        dims = spark.range(0, 500).select(F.col("id").alias("k"), (F.col("id") * 3).alias("w"))
+        joined = facts.join(dims, "k").groupBy("k").agg(F.sum("w").alias("s"),
+                                                         F.collect_list("v").alias("vs"))
+        out = joined.select("k", F.size("vs").alias("n")).collect()
+        sc.setJobDescription(None)
+        return len(out)
+
+    return jp.measure(job, spark=spark, label=f"<b>skew</b> {HOSTILE}", store=False)
+
+
+def hostile_copy(run: Run) -> Run:
+    """The same run with HTML in every user string the report shows."""
+    r = copy.deepcopy(run)
+    r.label = f"label {HOSTILE}"
+    r.source = f"df.collect()  # {HOSTILE} costs $$x^2$$ \\(y\\)"   # math must not load MathJax
+    r.error = ""
+    stages = r.stages.copy()
+    stages["name"] = [f"{HOSTILE} stage {s}" for s in stages["stage_id"]]
+    r.stages = stages
+    jobs = r.jobs.copy()
+    jobs["description"] = f"{HOSTILE} job"
+    jobs["name"] = f"{HOSTILE} name"
+    r.jobs = jobs
+    tasks = r.tasks.copy()
+    tasks["host"] = f"{HOSTILE}host"
+    r.tasks = tasks
+    ex = r.executors.copy()
+    ex["host"] = f"{HOSTILE}host"
+    r.executors = ex
+    r.warnings = list(r.warnings) + [f"warning {HOSTILE}"]
+    return r
+
+
+def synthetic(n_tasks: int = 3000, slots: int = 16, per_stage: int = 400) -> Run:
+    """analysis_scale's generator: multi-stage groups, a DAG barrier, failed attempts."""
+    sys.path.insert(0, os.path.abspath(BENCHMARKS))
+    try:
+        from analysis_scale import build_run
+    finally:
+        sys.path.pop(0)
+    return build_run(n_tasks, slots, per_stage=per_stage)
+
+
+def with_speculative(run: Run) -> Run:
+    r = copy.deepcopy(run)
+    t = r.tasks.copy()
+    t.loc[t.index[::97], "speculative"] = True
+    t.loc[t.index[5::211], "status"] = "KILLED"
+    t.loc[t.index[7::131], "memory_spilled_bytes"] = 1 << 20
+    r.tasks = t
+    return r
+
+
+__all__ = ["HOSTILE", "hostile_copy", "pd", "skewed_join_run", "synthetic", "with_speculative"]

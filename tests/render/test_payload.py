@@ -1,0 +1,63 @@
+"""payload: the browser's arrays are the analysis' numbers, in replay order, compactly."""
+import math
+
+import numpy as np
+
+from jupyter_perf.analysis import analyze
+from jupyter_perf.render import payload
+from jupyter_perf.render.codec import decode
+from render_runs import synthetic, with_speculative
+
+
+def decoded(arrays, meta):
+    out = {}
+    for name in ("dur", "fw", "disk", "gc", "run", "nostrag", "sw"):
+        out[name] = decode(meta["cols"][name], arrays, out)
+    return out
+
+
+def test_replay_inputs_are_exact_and_in_dispatch_order():
+    a = analyze(with_speculative(synthetic(3000, 16, per_stage=400)))
+    arrays, meta, extras = payload.build(a)
+    order = a.timeline.order
+    inp = a._inputs
+    d = decoded(arrays, meta)
+    assert np.array_equal(d["dur"], inp.duration[order])
+    assert np.array_equal(d["fw"], inp.fetch_wait[order])
+    assert np.array_equal(d["disk"], inp.disk_only[order])
+    assert np.array_equal(d["gc"], inp.gc[order])
+    assert np.array_equal(d["nostrag"], inp.no_straggler[order])
+    # run is sent only where it can cap a saving; elsewhere +inf changes nothing
+    cap = np.isfinite(d["run"])
+    assert np.array_equal(d["run"][cap], inp.run[order][cap])
+    assert ((d["fw"] + d["disk"]) + d["gc"] <= inp.run[order])[~cap].all()
+    assert np.array_equal(extras["pos"][order], np.arange(len(order)))
+    assert meta["n"] == len(a.run.tasks) and meta["groups"] == a.timeline.n_groups
+    assert arrays["bounds"].tolist() == a.timeline.bounds.tolist()
+    assert len(arrays["split_g"]) == sum(len(s) for s in a.timeline.splits) > 0
+
+
+def test_flags_and_straggler_rows():
+    run = with_speculative(synthetic(3000, 16, per_stage=400))
+    a = analyze(run)
+    arrays, meta, extras = payload.build(a)
+    flags = arrays["flags"][extras["pos"]]               # back to task-row order
+    t = run.tasks
+    F = meta["flags"]
+    assert ((flags & F["speculative"]) > 0).sum() == int(t["speculative"].sum())
+    assert ((flags & F["killed"]) > 0).sum() == int((t["status"] == "KILLED").sum())
+    assert ((flags & F["failed"]) > 0).sum() == int((t["status"] == "FAILED").sum())
+    rows = extras["straggler_rows"]
+    s = a.stragglers
+    assert len(rows) == len(s) and (rows >= 0).all()
+    assert t["task_id"].to_numpy()[rows].tolist() == s["task_id"].tolist()
+    kinds = np.where(s["kind"] == "straggler", F["straggler"], F["skew"])
+    assert ((flags[rows] & kinds) > 0).all()
+
+
+def test_size_per_task_is_small():
+    a = analyze(synthetic(20_000, 32, per_stage=2000))
+    arrays, meta, _ = payload.build(a)
+    raw = sum(v.nbytes for v in arrays.values())
+    assert raw / len(a.run.tasks) < 60, raw / len(a.run.tasks)    # before Bokeh's gzip
+    assert meta["disk_values"][-1] == "inf" and math.isinf(payload.DISK_STOPS[-1])

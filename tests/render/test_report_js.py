@@ -1,0 +1,66 @@
+"""report.js under node (when there is one): the replay port equals Analysis.whatif exactly
+on every slider setting, and fmtMs equals fmt.ms. The browser test repeats a sample of this
+in Chromium through the real widgets."""
+import json
+import math
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from jupyter_perf.analysis import analyze
+from jupyter_perf.render import fmt, payload
+from jupyter_perf.render.report import js_source
+from render_runs import synthetic, with_speculative
+from whatif_vectors import expected, settings
+
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="no node on PATH to run report.js")
+
+HARNESS = """
+const fs = require('fs');
+const inp = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const T = {uint8: Uint8Array, uint16: Uint16Array, int32: Int32Array, float32: Float32Array, float64: Float64Array};
+const P = {};
+for (const [k, v] of Object.entries(inp.P)) P[k] = T[v.dtype].from(v.data);
+const D = JP.init(P, inp.meta);
+const out = inp.settings.map((s) => JP.whatif(D, {disk: JP.num(s.disk), network: JP.num(s.network),
+  slots: s.slots, gc: s.gc, stragglers: s.stragglers}, false).predicted);
+console.log(JSON.stringify({predicted: out, fmt: inp.values.map(JP.fmtMs)}));
+"""
+
+
+def run_js(a, tmp_path, vecs, values=()):
+    arrays, meta, _ = payload.build(a)
+    enc = lambda f: "inf" if math.isinf(f) else f  # noqa: E731
+    data = {"P": {k: {"dtype": str(v.dtype), "data": v.tolist()} for k, v in arrays.items()},
+            "meta": meta, "values": list(values),
+            "settings": [{**s, "disk": enc(s["disk"]), "network": enc(s["network"])} for s in vecs]}
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(data))
+    script = tmp_path / "h.js"
+    script.write_text(js_source().split("// jupyter-perf report: the one CustomJS body")[0] + HARNESS)
+    res = subprocess.run([NODE, str(script), str(path)], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def test_replay_port_equals_python_on_every_setting(tmp_path):
+    # multi-stage groups with a DAG barrier, failed/killed/speculative attempts, spills
+    a = analyze(with_speculative(synthetic(4000, 16, per_stage=500)))
+    assert any(a.timeline.splits), "the vectors must exercise a DAG barrier"
+    vecs = settings(full=True)
+    got = run_js(a, tmp_path, vecs)["predicted"]
+    want = [expected(a, s) for s in vecs]
+    bad = [(s, g, w) for s, g, w in zip(vecs, got, want) if g != w]
+    assert not bad, bad[:5]
+
+
+def test_fmt_ms_port(tmp_path):
+    a = analyze(synthetic(200, 4, per_stage=50))
+    rng = np.random.default_rng(0)
+    values = [0.5, 1.5, 2.5, 999.5, 1125.0, 1135.0, 59_999.9, 3_599_999.0, 7_322_000.5]
+    values += rng.uniform(0, 1e7, 500).tolist() + (rng.integers(0, 20000, 500) / 8).tolist()
+    got = run_js(a, tmp_path, [], values)["fmt"]
+    assert got == [fmt.ms(v) for v in values]

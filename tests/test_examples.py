@@ -40,3 +40,18 @@ def test_quickstart_notebook(tmp_path, jp_home):
     assert "quickstart: groupBy" in listing
     report = (tmp_path / "quickstart-report.html").read_text()
     assert "Bokeh" in report and "https://cdn.bokeh.org" not in report   # inline, offline
+
+
+def test_past_application_notebook(tmp_path, jp_home):
+    nb = execute("past_application.ipynb", tmp_path, jp_home)
+
+    def text(cell) -> str:
+        return "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
+                       for o in cell.outputs)
+
+    assert "event log: local-" in text(nb.cells[1])
+    assert "<jupyter_perf.Run" in text(nb.cells[3]) and "task attempts" in text(nb.cells[3])
+    analysed = text(nb.cells[4])
+    assert "on 2 slots" in analysed and "model error" in analysed
+    assert "report: past-application-report.html" in text(nb.cells[6])
+    assert "<html" in (tmp_path / "past-application-report.html").read_text().lower()

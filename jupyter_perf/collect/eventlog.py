@@ -855,9 +855,8 @@ def load_eventlog(path: str | os.PathLike) -> Run:
     if len(parser.bad_lines) > MAX_LINE_WARNINGS:
         parser.warnings.append(f"{len(parser.bad_lines)} lines could not be read in all "
                                f"(first: {parser.bad_lines[:MAX_LINE_WARNINGS]})")
-    in_progress = any(f.endswith(INPROGRESS) for f in files) or any(
-        os.path.basename(f).startswith("appstatus_") and f.endswith(INPROGRESS)
-        for f in (os.path.join(path, n) for n in (os.listdir(path) if os.path.isdir(path) else [])))
+    in_progress = any(f.endswith(INPROGRESS) for f in files) or (os.path.isdir(path) and any(
+        n.startswith("appstatus_") and n.endswith(INPROGRESS) for n in os.listdir(path)))
     if "app_id" not in parser.app:
         parser.warnings.append("no SparkListenerApplicationStart event: app id and start time "
                                "unknown (is this the beginning of the log?)")

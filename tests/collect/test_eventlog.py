@@ -3,7 +3,6 @@ tasks, skipped stages, executors on local-cluster, and damaged logs."""
 from __future__ import annotations
 
 import os
-import shutil
 
 import pytest
 

@@ -102,11 +102,13 @@ class PerfMagics(Magics):
         print(f"perfmeasure: report written to {written} (standalone, works offline)")
 
     def _analyze(self, source: str, app: str | None):
-        from .collect.past import PastSourceError, load_source
+        from .collect.eventlog import EventLogError
+        from .collect.past import SourceError, load_source
+        from .collect.rest import RestError
 
         try:
             run = load_source(source, app=app)
-        except PastSourceError as exc:
+        except (SourceError, EventLogError, RestError) as exc:
             print(f"perfmeasure: {exc}", file=sys.stderr)
             return
         analysis, summary = analysis_or_none(run)
@@ -136,11 +138,16 @@ class PerfMagics(Magics):
         try:
             with plain_sigint():
                 value = self._run_plain(cell)
-        except KeyboardInterrupt:
-            window.cancel()
-            self._finish(window, live, args, "interrupted", "KeyboardInterrupt")
-            raise
         except BaseException as exc:
+            interrupt = interrupt_in(exc)
+            if interrupt is not None:
+                window.cancel()
+                self._finish(window, live, args, "interrupted", "KeyboardInterrupt")
+                if interrupt is exc:
+                    raise
+                # py4j may turn Ctrl-C into an error from the call after it (Spark 4):
+                # the user pressed Ctrl-C, so that is what they see.
+                raise interrupt from None
             self._finish(window, live, args, "failed",
                          (f"{type(exc).__name__}: {exc}".splitlines() or [""])[0])
             raise
@@ -180,6 +187,17 @@ class PerfMagics(Magics):
             live.replace(None, f"perfmeasure: {run.describe()} — %perfmeasure show {run.run_id}")
         else:
             live.replace(inline.bundle(run, analysis))
+
+
+def interrupt_in(exc: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt behind ``exc``, if the user's Ctrl-C is what raised it."""
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
 
 
 @contextlib.contextmanager

@@ -7,6 +7,9 @@ from conftest import make_spark, run_cell
 from test_magic import assert_matches_spark
 
 
+pytestmark = pytest.mark.spark4
+
+
 @pytest.fixture(scope="module")
 def spark_cluster():
     spark = make_spark("local-cluster[2,1,1024]", **{"spark.executor.memory": "768m"})

@@ -39,7 +39,7 @@ class MemorySampler(threading.Thread):
 
     def __init__(self, rest: SparkRest, interval: float = 0.5):
         super().__init__(name="jupyter-perf-memory-sampler", daemon=True)
-        self.rest = SparkRest(rest.base_url, rest.app_id, rest.attempt_id, timeout=5.0)
+        self.rest = SparkRest(rest.base_url, rest.app_id, rest.attempt_id, timeout=10.0)
         self.interval = interval
         self.rows: list[dict[str, Any]] = []
         self.errors = 0

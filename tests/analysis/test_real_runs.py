@@ -11,6 +11,9 @@ import jupyter_perf as jp
 from conftest import make_spark
 
 
+pytestmark = pytest.mark.spark4
+
+
 @pytest.fixture(scope="module")
 def spark():
     session = make_spark("local[2,2]", **{"spark.driver.memory": "512m",

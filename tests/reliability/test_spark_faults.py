@@ -16,6 +16,9 @@ from jupyter_perf.store import default_store
 MISSING_JAR = "ch.cern.sparkmeasure:spark-measure_2.12:0.0.404"   # no such artifact
 
 
+pytestmark = pytest.mark.spark4
+
+
 @pytest.fixture(scope="module")
 def spark():
     session = make_spark("local[2]", **{

@@ -131,10 +131,23 @@ class PerfMagics(Magics):
                 return self._run_plain(cell)
             ns.setdefault("spark", spark)   # the session we started, for the cell to use
         notebook = ns.get("__session__") or os.environ.get("JPY_SESSION_NAME", "")
+        cell_id = current_cell_id(self.shell)
         live = LiveDisplay(mode_for(self.shell))
         window = Window(spark, kind="cell", label=args.label, source=cell,
                         notebook=str(notebook or ""),
-                        on_progress=None if live.mode == "none" else live.update).start()
+                        on_progress=None if live.mode == "none" else live.update)
+        if cell_id:
+            window.run.extra["cell_id"] = cell_id     # lets the sidebar find the cell
+        try:
+            window.start()
+        except Exception as exc:   # e.g. the session was stopped: never lose the cell itself
+            window.stop_background()
+            live.replace(None, "")
+            print(f"perfmeasure: could not start measuring ({type(exc).__name__}: "
+                  f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}); running the "
+                  "cell unmeasured — restart Spark with jupyter_perf.spark_session()",
+                  file=sys.stderr)
+            return self._run_plain(cell)
         try:
             with plain_sigint():
                 value = self._run_plain(cell)
@@ -187,6 +200,15 @@ class PerfMagics(Magics):
             live.replace(None, f"perfmeasure: {run.describe()} — %perfmeasure show {run.run_id}")
         else:
             live.replace(inline.bundle(run, analysis))
+
+
+def current_cell_id(shell) -> str:
+    """JupyterLab sends the executing cell's id in the request metadata; '' elsewhere."""
+    try:
+        parent = shell.kernel.get_parent()
+        return str((parent or {}).get("metadata", {}).get("cellId") or "")
+    except Exception:
+        return ""
 
 
 def interrupt_in(exc: BaseException) -> KeyboardInterrupt | None:

@@ -102,6 +102,16 @@ class Window:
         peaks = [r.get("peak_jvm_heap_bytes") for r in rows[-20:] if r.get("peak_jvm_heap_bytes")]
         return float(max(peaks)) if peaks else None
 
+    def stop_background(self) -> None:
+        """Stop the sampler and poller threads without collecting (start() failed)."""
+        if self.poller is not None:
+            self.poller._stop_event.set()
+        if self.sampler is not None:
+            self.sampler.stop()
+        if self._tagged:
+            self._tagged = False
+            self._safely("remove the job tag", lambda: self.sc.removeJobTag(self.tag))
+
     def cancel(self) -> None:
         """Cancel this window's running jobs (on interrupt)."""
         try:

@@ -24,3 +24,19 @@ def test_cell_runs_unmeasured_with_one_line_when_spark_cannot_start(tmp_path):
     [line] = [l for l in out.stderr.splitlines() if "perfmeasure" in l]
     assert "no Java runtime found" in line and "JDK 17" in line and "unmeasured" in line
     assert "Traceback" not in out.stderr
+
+
+def test_after_the_session_is_stopped_the_magic_starts_the_embedded_one(ipshell, spark_local):
+    from pyspark.sql import SparkSession
+
+    from conftest import run_cell
+
+    spark_local.stop()
+    ipshell.user_ns.pop("spark", None)
+    try:
+        result, cap = run_cell(ipshell, "%%perfmeasure\nn = spark.range(10).count()\nprint('n =', n)\n")
+        assert result.error_in_exec is None and "n = 10" in cap.stdout
+        assert "jupyter-perf-report" in cap.outputs[-1].data["text/html"]
+        assert ipshell.user_ns["spark"] is SparkSession.getActiveSession()
+    finally:
+        ipshell.user_ns.pop("spark", None)

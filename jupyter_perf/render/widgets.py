@@ -56,6 +56,8 @@ def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, hei
     source = ColumnDataSource(data, name=(name + "-source") if name else None)
     kw.setdefault("sizing_mode", "stretch_width")
     kw.setdefault("autosize_mode", "none")
+    if name:
+        kw.setdefault("css_classes", [name])
     t = DataTable(source=source, columns=cols, height=height, index_position=None,
                   name=name, **kw)
     return t, source

@@ -1,0 +1,277 @@
+"""The exported report in real Chromium (Debian's /usr/bin/chromium via Python playwright):
+every tab renders, the what-if widgets show exactly ``Analysis.whatif``'s numbers with no
+kernel, nothing leaves the page, hostile strings stay text, and nbconvert keeps it working."""
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from jupyter_perf import render
+from jupyter_perf.analysis import analyze
+from jupyter_perf.render import fmt
+from render_runs import HOSTILE, hostile_copy, skewed_join_run, synthetic, with_speculative
+from whatif_vectors import expected, label, settings
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--disable-gpu"]
+LOCAL = ("file:", "data:", "blob:", "about:")
+
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:  # pragma: no cover
+    sync_playwright = None
+
+pytestmark = [
+    pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                       reason="no Debian chromium at /usr/bin/chromium (apt-get install chromium)"),
+    pytest.mark.skipif(sync_playwright is None, reason="Python playwright is not installed"),
+]
+TABS = ["Summary", "Timeline", "Stages", "Stragglers", "What-if", "Memory"]
+
+# The screen position of a bar of a renderer, through BokehJS's own views and scales.
+BAR_XY = """([name, field]) => {
+  const fig = Bokeh.documents[0].get_model_by_name(name);
+  let pv = null;
+  for (const rv of Bokeh.index.roots) pv = pv || rv.owner.find_one(fig);
+  const rect = pv.canvas_view.el.getBoundingClientRect();
+  const r = fig.renderers.find((rr) => rr.data_source.data[field] !== undefined &&
+                                        rr.data_source.get_length() > 0);
+  const d = r.data_source.data;
+  const x = (d.left[0] + d.right[0]) / 2, y = (d.bottom[0] + d.top[0]) / 2;
+  return [rect.left + pv.frame.x_scale.compute(x), rect.top + pv.frame.y_scale.compute(y)];
+}"""
+STATE = "Bokeh.documents[0].get_model_by_name('jp-whatif-state').data"
+
+
+@pytest.fixture(scope="module")
+def real_run():
+    from conftest import make_spark
+    spark = make_spark("local[2]", **{"spark.sql.autoBroadcastJoinThreshold": "-1",
+                                      "spark.sql.adaptive.enabled": "false"})
+    try:
+        yield skewed_join_run(spark)
+    finally:
+        spark.stop()
+
+
+@pytest.fixture(scope="module")
+def reports(real_run, tmp_path_factory):
+    """(analysis, path) of: the real run with hostile strings injected, and a synthetic run
+    whose replay has DAG barriers, several groups, failed/killed/speculative attempts."""
+    d = tmp_path_factory.mktemp("reports")
+    out = {}
+    for key, run in (("real", hostile_copy(real_run)),
+                     ("synthetic", with_speculative(synthetic(3000, 16, per_stage=400)))):
+        a = analyze(run)
+        out[key] = (a, render.export(a, d / f"{key}.html"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+class Page:
+    """A page that records every request and page error, and blocks anything not local."""
+
+    def __init__(self, browser, path):
+        self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        self.requests: list[str] = []
+        self.blocked: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+        def route(r):
+            if r.request.url.startswith(LOCAL):
+                r.continue_()
+            else:
+                self.blocked.append(r.request.url)
+                r.abort()
+        self.page.route("**/*", route)
+        if path:
+            self.page.goto("file://" + os.path.abspath(path))
+            self.page.wait_for_function("() => window.__jupyterPerfTiming !== undefined")
+
+    def tab(self, name):
+        self.page.get_by_text(name, exact=True).first.click()
+
+    def external(self):
+        return [u for u in self.requests if not u.startswith(LOCAL)] + self.blocked
+
+
+def test_every_tab_renders(browser, reports):
+    a, path = reports["real"]
+    p = Page(browser, path)
+    page = p.page
+    checks = {
+        "Summary": lambda: page.get_by_text("Where the task time went").first,
+        "Timeline": lambda: page.locator(".jp-timeline-status").get_by_text("task attempts in view"),
+        "Stages": lambda: page.get_by_text("p95 ms", exact=True).first,
+        "Stragglers": lambda: page.locator(".jp-straggler-selected"),
+        "What-if": lambda: page.locator(".jp-whatif-out .big"),
+        "Memory": lambda: page.get_by_text("Memory per executor").first,
+    }
+    for name in TABS:
+        p.tab(name)
+        checks[name]().wait_for(state="visible", timeout=15_000)
+        if name != "Stragglers":
+            assert page.locator("canvas:visible").count() > 0, name
+    # the real run: the timeline shows every attempt as its own bar at full zoom
+    n = len(a.run.tasks)
+    p.tab("Timeline")
+    assert f"{n} of {n} task attempts in view, drawn as {n} single bars" in \
+        page.locator(".jp-timeline-status .jp").inner_text()
+    assert p.errors == []
+
+
+def test_disk_slider_to_infinity_shows_the_python_value(browser, reports):
+    a, path = reports["real"]
+    p = Page(browser, path)
+    page = p.page
+    p.tab("What-if")
+    want = a.whatif(disk=math.inf)
+    handle = page.locator(".noUi-handle").first
+    handle.wait_for(state="visible")
+    handle.focus()
+    page.keyboard.press("End")                         # a real keyboard move to the last stop: ∞
+    text = f"Predicted: {fmt.ms(want)} ({fmt.change(want, a.wall_ms)} vs {fmt.ms(a.wall_ms)} measured)"
+    page.locator(".jp-whatif-out").get_by_text(text).wait_for(timeout=10_000)
+    assert page.evaluate(f"{STATE}.predicted_ms[0]") == want
+    assert page.evaluate(f"{STATE}.disk[0]") is None or math.isinf(page.evaluate(f"{STATE}.disk[0]"))
+    # the labels that qualify the numbers never go away
+    labels = page.locator(".jp-whatif-labels .jp")
+    assert "upper bound" in labels.inner_text() and "Model error" in labels.inner_text()
+    assert f"{100 * a.model_error:.1f}%" in labels.inner_text()
+    assert p.errors == []
+
+
+@pytest.mark.parametrize("which", ["real", "synthetic"])
+def test_widgets_equal_python_on_the_shared_vectors(browser, reports, which):
+    a, path = reports[which]
+    p = Page(browser, path)
+    page = p.page
+    p.tab("What-if")
+    vecs = settings()[::3] if which == "real" else settings()[::2]
+    for s in vecs:
+        page.evaluate("""([d, n, k, active]) => {
+            const doc = Bokeh.documents[0];
+            doc.get_model_by_name('jp-disk').value = d;
+            doc.get_model_by_name('jp-network').value = n;
+            doc.get_model_by_name('jp-slots').value = k;
+            doc.get_model_by_name('jp-toggles').active = active;
+        }""", [label(s["disk"]), label(s["network"]), f"×{s['slots']:g}",
+               [i for i, on in ((0, not s["gc"]), (1, not s["stragglers"])) if on]])
+        want = expected(a, s)
+        page.wait_for_function(f"""(s) => {{ const d = {STATE};
+            return d.slots_factor[0] === s.slots && d.gc[0] === s.gc && d.stragglers[0] === s.stragglers
+                   && d.disk[0] === s.disk && d.network[0] === s.network; }}""", arg=s)
+        got = page.evaluate(f"{STATE}.predicted_ms[0]")
+        assert got == want, (s, got, want)
+        assert f"Predicted: {fmt.ms(want)} " in page.locator(".jp-whatif-out .big").inner_text()
+    assert p.errors == []
+
+
+def test_no_request_leaves_the_page(browser, reports):
+    a, path = reports["synthetic"]
+    p = Page(browser, path)
+    page = p.page
+    for name in TABS:
+        p.tab(name)
+        page.wait_for_timeout(200)
+    page.locator(".noUi-handle").nth(1).focus()
+    page.keyboard.press("End")
+    box = page.locator("canvas:visible").first.bounding_box()
+    x, y = box["x"], box["y"]
+    page.mouse.move(x + 300, y + 100)
+    page.mouse.wheel(0, -400)
+    page.wait_for_timeout(500)
+    assert p.requests and all(u.startswith(LOCAL) for u in p.requests)
+    assert p.external() == []
+
+
+def test_hostile_strings_show_as_text_and_never_run(browser, reports):
+    a, path = reports["real"]
+    p = Page(browser, path)
+    page = p.page
+    # the job description set with sc.setJobDescription in the real run
+    assert a.run.jobs["description"].str.contains(HOSTILE, regex=False).any()
+    page.get_by_text(f"{HOSTILE} skewed join").filter(visible=True).first.wait_for(state="visible")
+    page.get_by_text(f"label {HOSTILE}").filter(visible=True).first.wait_for()      # header
+    page.get_by_text("$$x^2$$", exact=False).filter(visible=True).first.wait_for()  # source, no math
+    p.tab("Timeline")
+    xy = page.evaluate(BAR_XY, ["jp-timeline", "label"])                      # a stage bar
+    page.mouse.move(*xy)
+    page.get_by_text(f"{HOSTILE} stage", exact=False).filter(visible=True).first.wait_for(state="visible")  # tooltip
+    p.tab("Stages")
+    page.get_by_text(f"{HOSTILE} stage", exact=False).filter(visible=True).first.wait_for(state="visible")
+    p.tab("Stragglers")
+    if len(a.stragglers):
+        page.locator(".jp-stragglers").get_by_text(f"{HOSTILE}host").filter(visible=True).first.wait_for(state="visible")
+    p.tab("Memory")
+    page.get_by_text(f"{HOSTILE}host").filter(visible=True).first.wait_for(state="visible")
+    p.tab("Summary")
+    page.get_by_text(f"warning {HOSTILE}").filter(visible=True).first.wait_for(state="visible")
+    assert page.evaluate("window.__xss") is None
+    assert page.locator("img[src=x]").count() == 0
+    assert p.external() == [] and p.errors == []
+
+
+def test_selecting_a_straggler_highlights_it_on_the_timeline(browser, reports):
+    a, path = reports["synthetic"]
+    assert len(a.stragglers)
+    p = Page(browser, path)
+    page = p.page
+    p.tab("Stragglers")
+    first = a.stragglers.iloc[0]
+    page.locator(".jp-stragglers .slick-row").first.locator(".slick-cell").nth(1).click()
+    page.locator(".jp-straggler-selected").get_by_text(f"Task attempt {int(first['task_id'])}").wait_for()
+    hl = page.evaluate("Bokeh.documents[0].get_model_by_name('jp-timeline-highlight').data_source.data")
+    assert len(hl["left"]) == 1
+    assert math.isclose(hl["right"][0] - hl["left"][0], first["duration_ms"] / 1000, rel_tol=1e-6)
+    p.tab("Timeline")
+    assert "single bars" in page.locator(".jp-timeline-status .jp").inner_text()   # zoomed in on it
+    assert p.errors == []
+
+
+def test_nbconvert_html_keeps_the_report_working_offline(browser, reports, tmp_path):
+    import nbformat
+    from jupyter_perf.render import inline
+
+    a, _ = reports["real"]
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("%%perfmeasure\n...")
+    cell.outputs = [nbformat.v4.new_output("display_data", data=inline.bundle(a.run, a))]
+    nb.cells = [cell]
+    src = tmp_path / "saved.ipynb"
+    nbformat.write(nb, src)
+    res = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", str(src)],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    p = Page(browser, None)
+    page = p.page
+    page.goto((tmp_path / "saved.html").as_uri())
+    frame = page.frame_locator("iframe.jupyter-perf-report")
+    frame.get_by_text("What-if", exact=True).first.click()
+    handle = frame.locator(".noUi-handle").first
+    handle.wait_for(state="visible", timeout=30_000)
+    handle.focus()
+    page.keyboard.press("End")
+    want = a.whatif(disk=math.inf)
+    frame.locator(".jp-whatif-out").get_by_text(f"Predicted: {fmt.ms(want)}").wait_for(timeout=10_000)
+    report_frame = next(f for f in page.frames if f != page.main_frame)
+    assert report_frame.evaluate("window.__xss") is None
+    # nbconvert's own template may ask for CDN assets (blocked here); the report asks for none
+    ours = [u for u in p.requests + p.blocked if not u.startswith(LOCAL)]
+    assert all("bokeh" not in u for u in ours), ours
+    assert p.errors == []
+

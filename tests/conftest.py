@@ -2,8 +2,19 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+# Helper modules of the test folders (sparkapps, render_runs, analysis_synth, ...) import by
+# name from any test, whatever subset pytest was asked to run.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+for _sub in ("", "analysis", "collect", "render", "server", "reliability", "ui"):
+    _path = os.path.join(_HERE, _sub)
+    if os.path.isdir(_path) and _path not in sys.path:
+        sys.path.insert(0, _path)
 
 
 @pytest.fixture(autouse=True)
@@ -14,21 +25,10 @@ def jp_home(tmp_path_factory, monkeypatch):
     return home
 
 
-def make_spark(master: str, **conf):
-    """A real SparkSession with sparkmeasure attached (stops any previous one first)."""
-    from pyspark.sql import SparkSession
-
-    import jupyter_perf as jp
-
-    old = SparkSession.getActiveSession()
-    if old is not None:
-        old.stop()
-    settings = {"spark.sql.shuffle.partitions": "4", "spark.ui.port": "0"} | conf
-    return jp.spark_session(master=master, **settings)
-
-
 @pytest.fixture(scope="module")
 def spark_local():
+    from sparkhelpers import make_spark
+
     spark = make_spark("local[2]")
     yield spark
     spark.stop()
@@ -42,23 +42,3 @@ def ipshell():
     shell = start_ipython()
     shell.run_cell("%load_ext jupyter_perf", store_history=False)
     return shell
-
-
-def rest_stages(spark, stage_id: int) -> list[dict]:
-    import requests
-
-    sc = spark.sparkContext
-    url = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/stages/{stage_id}"
-    return requests.get(url, params={"details": "false"}, timeout=30).json()
-
-
-def run_cell(shell, source: str):
-    """Run a cell, returning (ExecutionResult, captured stdout)."""
-    from IPython.utils.capture import capture_output
-
-    with capture_output() as cap:
-        result = shell.run_cell(source, store_history=True)
-    return result, cap
-
-
-os.environ.setdefault("PYSPARK_PYTHON", __import__("sys").executable)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import run_cell
+from sparkhelpers import run_cell
 from jupyter_perf.collect import Window
 from jupyter_perf.live import LiveDisplay, text_of
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import rest_stages, run_cell
+from sparkhelpers import rest_stages, run_cell
 
 pytestmark = pytest.mark.spark4
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import make_spark, run_cell
+from sparkhelpers import make_spark, run_cell
 from test_magic import assert_matches_spark
 
 

@@ -26,7 +26,7 @@ APPS = ("local", "retry", "cluster")
 
 
 def _run_app(name: str, log_dir: str, marker: str) -> None:
-    from conftest import make_spark
+    from sparkhelpers import make_spark
 
     master = {"local": "local[2]", "retry": "local[2,2]",
               "cluster": "local-cluster[2,1,1024]"}[name]

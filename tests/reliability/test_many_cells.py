@@ -7,7 +7,7 @@ import threading
 
 import psutil
 
-from conftest import run_cell
+from sparkhelpers import run_cell
 
 
 def listener_count(spark) -> int:

@@ -29,7 +29,7 @@ def test_cell_runs_unmeasured_with_one_line_when_spark_cannot_start(tmp_path):
 def test_after_the_session_is_stopped_the_magic_starts_the_embedded_one(ipshell, spark_local):
     from pyspark.sql import SparkSession
 
-    from conftest import run_cell
+    from sparkhelpers import run_cell
 
     spark_local.stop()
     ipshell.user_ns.pop("spark", None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import jupyter_perf as jp
-from conftest import make_spark, rest_stages
+from sparkhelpers import make_spark, rest_stages
 from jupyter_perf.collect import rest as rest_module
 from jupyter_perf.collect.redact import REDACTED
 from jupyter_perf.store import default_store

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 import jupyter_perf as jp
-from conftest import make_spark
+from sparkhelpers import make_spark
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,36 @@
+"""Helpers shared by the test modules (importable by name: ``from sparkhelpers import ...``).
+
+Kept out of ``conftest.py`` on purpose: several directories have a conftest, and importing
+``conftest`` by name picks whichever was loaded first.
+"""
+from __future__ import annotations
+
+
+def make_spark(master: str, **conf):
+    """A real SparkSession with sparkmeasure attached (stops any previous one first)."""
+    from pyspark.sql import SparkSession
+
+    import jupyter_perf as jp
+
+    old = SparkSession.getActiveSession()
+    if old is not None:
+        old.stop()
+    settings = {"spark.sql.shuffle.partitions": "4", "spark.ui.port": "0"} | conf
+    return jp.spark_session(master=master, **settings)
+
+
+def rest_stages(spark, stage_id: int) -> list[dict]:
+    import requests
+
+    sc = spark.sparkContext
+    url = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/stages/{stage_id}"
+    return requests.get(url, params={"details": "false"}, timeout=30).json()
+
+
+def run_cell(shell, source: str):
+    """Run a cell, returning (ExecutionResult, captured output)."""
+    from IPython.utils.capture import capture_output
+
+    with capture_output() as cap:
+        result = shell.run_cell(source, store_history=True)
+    return result, cap

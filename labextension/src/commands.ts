@@ -148,11 +148,8 @@ export function registerCommands(ctx: ICommandContext): void {
         return;
       }
       const path = typeof args?.path === 'string' ? args.path : undefined;
-      const pending = Notification.emit(
-        `Exporting the report of run ${runId}…`,
-        'in-progress',
-        { autoClose: false }
-      );
+      // One notification once the file is written (updating an in-progress
+      // toast races with its lazy creation when the report is cached).
       try {
         const result = await api.export(runId, path);
         const actions = commands.hasCommand('filebrowser:go-to-path')
@@ -166,19 +163,13 @@ export function registerCommands(ctx: ICommandContext): void {
               }
             ]
           : [];
-        Notification.update({
-          id: pending,
-          message: `Report exported to ${result.path}`,
-          type: 'success',
+        Notification.success(`Report exported to ${result.path}`, {
           autoClose: 8000,
           actions
         });
         return result;
       } catch (reason) {
-        Notification.update({
-          id: pending,
-          message: `Export failed: ${errorText(reason)}`,
-          type: 'error',
+        Notification.error(`Export failed: ${errorText(reason)}`, {
           autoClose: false
         });
       }

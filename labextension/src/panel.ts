@@ -90,7 +90,8 @@ export class SparkRunsPanel extends Widget {
     const toolbar = el('div', 'jp-perf-toolbar');
     this._search = el('input', 'jp-perf-search jp-mod-styled');
     this._search.type = 'search';
-    this._search.placeholder = 'Filter: label, code, verdict, run id';
+    this._search.placeholder = 'Filter runs';
+    this._search.title = 'Filter by label, code, verdict or run id';
     this._search.setAttribute('aria-label', 'Filter runs');
     this._search.addEventListener('input', () => {
       window.clearTimeout(this._searchTimer);

@@ -1,0 +1,269 @@
+"""The "Spark runs" sidebar in a real JupyterLab, driven by Debian's Chromium.
+
+One JupyterLab server (its own root dir, run store, settings and workspaces) and one
+browser for the module. The notebook tests/ui/notebooks/sidebar.ipynb runs real
+``%%perfmeasure`` cells on the embedded Spark that the kernel starts itself; the test
+then checks what a user sees: the empty state, the runs appearing while cells run, the
+report opening in a tab (sandboxed iframe), "Go to Cell", export from the item's
+context menu, and the list surviving a browser reload.
+
+Set JUPYTER_PERF_SCREENSHOT=1 to (re)write docs/screenshots/sidebar.png.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOK = Path(__file__).parent / "notebooks" / "sidebar.ipynb"
+SCREENSHOT = REPO / "docs" / "screenshots" / "sidebar.png"
+TOKEN = "jupyter-perf-ui-test-token"
+
+if not os.access(CHROMIUM, os.X_OK):
+    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install chromium, "
+                "or set CHROMIUM=/path/to/chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api",
+                               reason="browser tests need playwright (pip install playwright; "
+                                      "never `playwright install`: we use Debian's Chromium)")
+
+pytestmark = pytest.mark.timeout(900)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"jupyter lab did not answer {url} in {timeout} s:\n"
+                       f"{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A real `jupyter lab` on a free port with a token, its own store and config."""
+    base = tmp_path_factory.mktemp("lab")
+    root = base / "root"
+    root.mkdir()
+    shutil.copy(NOTEBOOK, root / "sidebar.ipynb")
+    home = base / "perf-home"
+    env = dict(os.environ)
+    env.update({
+        "JUPYTER_PERF_HOME": str(home),
+        "JUPYTER_CONFIG_DIR": str(base / "config"),
+        "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
+        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+        "PYSPARK_PYTHON": sys.executable,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+    })
+    # no "get notified about Jupyter news?" toast over the screenshot
+    news = base / "settings" / "@jupyterlab" / "apputils-extension"
+    news.mkdir(parents=True)
+    (news / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    port = _free_port()
+    log = base / "lab.log"
+    bin_dir = Path(sys.executable).parent
+    jupyter = bin_dir / "jupyter"
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [str(jupyter) if jupyter.exists() else "jupyter", "lab", "--no-browser",
+             f"--IdentityProvider.token={TOKEN}", f"--port={port}", "--ServerApp.ip=127.0.0.1",
+             "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}",
+             "--LabApp.expose_app_in_browser=True"]
+            + (["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
+            cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_http(f"{url}/api/status?token={TOKEN}", proc, log)
+        yield {"url": url, "root": root, "home": home, "log": log, "proc": proc}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--disable-gpu"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(lab, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    messages: list[str] = []
+    page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
+    page.console_messages = messages  # for failure messages
+    page.goto(f"{lab['url']}/lab/tree/sidebar.ipynb?reset&token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
+    yield page
+    context.close()
+
+
+def _api(lab, path: str, method: str = "GET"):
+    request = urllib.request.Request(f"{lab['url']}/jupyter-perf/api/{path}", method=method,
+                                     headers={"Authorization": f"token {TOKEN}"})
+    with urllib.request.urlopen(request, timeout=120) as response:
+        body = response.read()
+        return json.loads(body) if response.headers.get_content_type() == "application/json" \
+            else body.decode()
+
+
+def _open_sidebar(page) -> None:
+    tab = page.locator('.jp-SideBar.jp-mod-left .lm-TabBar-tab[title="Spark runs"]')
+    tab.wait_for()
+    if page.locator("#jupyter-perf-sidebar").is_hidden():
+        tab.click()
+    page.locator("#jupyter-perf-sidebar").wait_for(state="visible")
+
+
+def _wait_for_kernel_idle(page, timeout_ms: int) -> None:
+    page.wait_for_function(
+        """() => {
+            const w = window.jupyterapp.shell.currentWidget;
+            const k = w && w.sessionContext && w.sessionContext.session
+                && w.sessionContext.session.kernel;
+            return k && k.status === 'idle';
+        }""", timeout=timeout_ms)
+
+
+def test_sidebar_end_to_end(lab, page):
+    _open_sidebar(page)
+    sidebar = page.locator("#jupyter-perf-sidebar")
+
+    # 1. An empty store: the empty state explains what to do.
+    empty = sidebar.locator(".jp-perf-empty").first
+    empty.wait_for(state="visible")
+    assert "%load_ext jupyter_perf" in empty.inner_text()
+    assert "%%perfmeasure" in empty.inner_text()
+
+    # 2. Run the notebook: the kernel starts its own Spark (15-60 s on a busy machine).
+    _wait_for_kernel_idle(page, 120_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+    # 3. The runs appear while the cells run, polled from the server (no reload).
+    item = sidebar.locator(".jp-perf-run-item", has_text="ui-test")
+    try:
+        item.wait_for(state="visible", timeout=300_000)
+    except Exception:
+        outputs = page.locator(".jp-OutputArea-output").all_inner_texts()
+        pytest.fail(f"the run never appeared in the sidebar; cell outputs: {outputs!r}; "
+                    f"console: {page.console_messages[-20:]!r}; "
+                    f"lab log: {lab['log'].read_text()[-2000:]}")
+    sidebar.locator(".jp-perf-run-item", has_text="sort and join").wait_for(timeout=300_000)
+    _wait_for_kernel_idle(page, 300_000)
+    assert empty.is_hidden()
+
+    runs = _api(lab, "runs")
+    assert runs["total"] == 2
+    ui_run = next(r for r in runs["runs"] if r["label"] == "ui-test")
+    run_id = ui_run["run_id"]
+    assert ui_run["status"] == "ok" and ui_run["num_tasks"] > 0
+    assert ui_run["notebook_path"] == "sidebar.ipynb"
+    # the row shows the label, the notebook, a duration and the verdict badge
+    text = item.inner_text()
+    assert "sidebar.ipynb" in text and " s" in text
+    badge = item.locator(".jp-perf-badge")
+    if ui_run["verdict"]:
+        assert badge.inner_text() == ui_run["verdict"].split(":")[0][:28]
+    assert sidebar.locator(".jp-perf-run-item").count() == 2
+    # newest first
+    assert "sort and join" in sidebar.locator(".jp-perf-run-item").first.inner_text()
+
+    # 4. Clicking the run opens its report in a main-area tab, in a sandboxed iframe.
+    item.click()
+    tab = page.locator(f"#jupyter-perf-report-{run_id}")
+    tab.wait_for(state="visible", timeout=180_000)
+    frame_el = tab.locator("iframe.jp-perf-report-frame")
+    frame_el.wait_for(state="visible", timeout=180_000)
+    assert frame_el.get_attribute("sandbox") == "allow-scripts"
+    assert frame_el.get_attribute("src") is None  # srcdoc: no URL to open without the token
+    frame = frame_el.element_handle().content_frame()
+    frame.wait_for_load_state()
+    # Bokeh draws inside shadow roots (innerText stays empty): wait for its document
+    frame.wait_for_function("""() => document.readyState === 'complete' && (window.Bokeh
+        ? Bokeh.documents.length > 0 : document.body.innerText.length > 50)""",
+                            timeout=120_000)
+    assert run_id in frame_el.get_attribute("srcdoc")
+    assert frame.evaluate("""() => {
+        try { return window.parent.document ? 'parent readable' : 'blocked'; }
+        catch (e) { return 'blocked'; }
+    }""") == "blocked"
+    assert frame.evaluate("() => window.origin") == "null"   # an opaque origin
+    # the report cached on disk inside the run directory
+    assert (lab["home"] / "runs" / run_id / "report.html").is_file()
+
+    if os.environ.get("JUPYTER_PERF_SCREENSHOT") or not SCREENSHOT.exists():
+        page.mouse.move(0, 0)
+        page.wait_for_timeout(1500)  # let the report's plots settle
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOT), clip={"x": 0, "y": 0, "width": 1280,
+                                                    "height": 720})
+
+    # 5. "Go to Cell" from the item's context menu selects the cell that ran.
+    item.click(button="right")
+    page.locator(".lm-Menu-itemLabel", has_text="Go to Cell").click()
+    page.wait_for_function(
+        """() => {
+            const w = window.jupyterapp.shell.currentWidget;
+            return w && w.content && w.content.activeCellIndex === 1;
+        }""", timeout=30_000)
+
+    # 6. "Export Report as HTML" from the context menu writes a file into the root.
+    item.click(button="right")
+    page.locator(".lm-Menu-itemLabel", has_text="Export Report as HTML").click()
+    exported = lab["root"] / f"jupyter-perf-{run_id}.html"
+    try:
+        page.locator(".Toastify__toast", has_text=f"jupyter-perf-{run_id}.html").wait_for(
+            timeout=120_000)
+    except Exception:
+        page.screenshot(path="/tmp/jupyter-perf-ui-export-failure.png")
+        toasts = page.locator(".Toastify").all_inner_texts()
+        pytest.fail(f"no toast naming the exported file; toasts: {toasts!r}; "
+                    f"file written: {exported.is_file()}; console: {page.console_messages[-10:]!r}")
+    assert exported.is_file()
+    html = exported.read_text(encoding="utf-8")
+    assert html == _api(lab, f"runs/{run_id}/report")
+
+    # 7. A browser reload: everything comes back from the server.
+    page.reload()
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    _open_sidebar(page)
+    sidebar.locator(".jp-perf-run-item", has_text="ui-test").wait_for(timeout=60_000)
+    assert sidebar.locator(".jp-perf-run-item").count() == 2
+    errors = [m for m in page.console_messages if "jupyter-perf" in m and m.startswith("error")]
+    assert errors == []

@@ -18,7 +18,7 @@ demo: $(STAMP)
 	@echo "Standalone report:             $(OUT)/quickstart-report.html"
 
 test: $(STAMP) browser
-	$(BIN)/python -m pytest tests
+	$(BIN)/python scripts/run_tests.py
 
 setup: $(STAMP)
 
@@ -35,7 +35,7 @@ test-spark4: $(STAMP)
 	test -x $(SPARK4)/bin/python || $(PYTHON) -m venv $(SPARK4)
 	$(SPARK4)/bin/python -m pip install --quiet --upgrade pip
 	$(SPARK4)/bin/python -m pip install --quiet "pyspark>=4,<5" -e ".[test]"
-	$(SPARK4)/bin/python -m pytest -m spark4 tests -o addopts="-ra"
+	$(SPARK4)/bin/python scripts/run_tests.py -m spark4 -o addopts="-ra"
 
 # Browser tests drive Debian's Chromium (test tools cannot download browsers here).
 browser:

@@ -51,27 +51,40 @@ def mode_for(shell: Any) -> str:
 
 
 class LiveDisplay:
-    """``update(snapshot)`` from the poller thread; ``replace(bundle)`` when the cell ends."""
+    """``update(snapshot)`` from the poller thread; ``replace(bundle)`` when the cell ends.
+
+    The display appears with the cell's first Spark job, not before: output the cell prints
+    before its Spark work stays above the progress display, and so above the report that
+    replaces it in place.
+    """
 
     def __init__(self, mode: str):
         self.mode = mode
         self.updates = 0
         self._lock = threading.Lock()
         self._handle = None
+        self._shown = False
         self._box = None
         self._bars: dict[int, Any] = {}
-        if mode == "widget":
+
+    def _show(self) -> None:
+        self._shown = True
+        if self.mode == "widget":
             import ipywidgets as w
 
             self._w = w
             self._header = w.HTML("Spark: starting…")
             self._box = w.VBox([self._header])
             self._handle = display(self._box, display_id=True)
-        elif mode == "text":
+        elif self.mode == "text":
             self._handle = display({"text/plain": "Spark: starting…"}, raw=True, display_id=True)
 
     def update(self, snap: ProgressSnapshot) -> None:
         with self._lock:
+            if not self._shown:
+                if not snap.jobs_started or snap.finished:
+                    return
+                self._show()
             self.updates += 1
             if self.mode == "widget":
                 self._update_widgets(snap)
@@ -110,6 +123,8 @@ class LiveDisplay:
     def replace(self, bundle: dict[str, str] | None, message: str = "") -> None:
         """Put the report (or a one-line message) where the progress display was."""
         with self._lock:
+            if bundle is None and not message and not self._shown:
+                return
             if bundle is None:
                 bundle = {"text/plain": message}
             if self._handle is not None:

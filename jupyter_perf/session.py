@@ -70,7 +70,8 @@ def active_session():
     return SparkSession.getActiveSession()
 
 
-def spark_session(master: str | None = None, app_name: str = "jupyter-perf", **conf: Any):
+def spark_session(master: str | None = None, app_name: str = "jupyter-perf",
+                  warm_up: bool = True, **conf: Any):
     """The embedded default session: ``local[*]`` with sparkmeasure attached.
 
     Keyword arguments are Spark settings, e.g.
@@ -93,7 +94,7 @@ def spark_session(master: str | None = None, app_name: str = "jupyter-perf", **c
     settings["spark.jars.packages"] = ",".join(packages)
     master = master or settings.pop("spark.master", "local[*]")
     try:
-        return _build(master, app_name, settings)
+        return _warmed(_build(master, app_name, settings), warm_up)
     except Exception as exc:  # JVM start or Ivy resolution failed
         first = _first_line(exc)
     # Retry without sparkmeasure: a profiler must not stop Spark from starting.
@@ -104,6 +105,7 @@ def spark_session(master: str | None = None, app_name: str = "jupyter-perf", **c
     except Exception as exc2:
         raise SessionError(f"could not start Spark: {_first_line(exc2)}; check that JDK 17 is "
                            "installed (java -version) and JAVA_HOME points at it") from exc2
+    _warmed(spark, warm_up)
     jar_problem[spark.sparkContext.applicationId] = (
         f"sparkmeasure ({','.join(p for p in packages if 'spark-measure' in p)}) could not be "
         f"loaded ({first}); collecting from Spark's REST API only")
@@ -112,6 +114,17 @@ def spark_session(master: str | None = None, app_name: str = "jupyter-perf", **c
 
 #: application id -> why sparkmeasure is missing, for the report's warnings
 jar_problem: dict[str, str] = {}
+
+
+def _warmed(spark, warm_up: bool):
+    """Run one tiny SQL query so the first measured cell is not mostly class loading.
+
+    A fresh JVM spends seconds loading and compiling Spark SQL on its first query (15-30 s
+    on a busy 2-core machine); measured, that shows as "driver-bound" for a cell that is not.
+    """
+    if warm_up:
+        spark.range(0, 10, 1, 1).selectExpr("id % 2 AS k").groupBy("k").count().collect()
+    return spark
 
 
 def _first_line(exc: BaseException) -> str:

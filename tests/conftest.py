@@ -37,8 +37,10 @@ def spark_local():
 @pytest.fixture(scope="module")
 def ipshell():
     """A real IPython InteractiveShell with the extension loaded."""
+    from IPython.core.interactiveshell import InteractiveShell
     from IPython.testing.globalipapp import start_ipython
 
-    shell = start_ipython()
+    # start_ipython() builds the shell once per process and returns None afterwards
+    shell = start_ipython() or InteractiveShell.instance()
     shell.run_cell("%load_ext jupyter_perf", store_history=False)
     return shell

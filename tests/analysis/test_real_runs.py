@@ -11,7 +11,7 @@ import jupyter_perf as jp
 from sparkhelpers import make_spark
 
 
-pytestmark = pytest.mark.spark4
+pytestmark = [pytest.mark.spark4, pytest.mark.fresh_jvm]
 
 
 @pytest.fixture(scope="module")

@@ -38,7 +38,8 @@ def test_local_app_jobs_stages_and_a_skipped_stage(apps):
     assert run.master == "local[2]" and run.slots == 2 and run.end_ms > run.start_ms
     assert list(run.jobs["job_id"]) == [0, 1, 2]
     assert (run.jobs["status"] == "SUCCEEDED").all()
-    assert run.jobs["sql_execution_id"].iloc[0] == 0              # the DataFrame query
+    sql_ids = run.jobs["sql_execution_id"]          # ids count per JVM: compare, don't fix
+    assert sql_ids.iloc[0] >= 0 and sql_ids.iloc[0] == sql_ids.min()   # the DataFrame query
     st = run.stages.set_index("stage_id")
     skipped = st[st["status"] == "SKIPPED"]
     assert len(skipped) == 1                                      # reused shuffle

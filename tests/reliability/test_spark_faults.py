@@ -16,7 +16,7 @@ from jupyter_perf.store import default_store
 MISSING_JAR = "ch.cern.sparkmeasure:spark-measure_2.12:0.0.404"   # no such artifact
 
 
-pytestmark = pytest.mark.spark4
+pytestmark = [pytest.mark.spark4, pytest.mark.fresh_jvm]
 
 
 @pytest.fixture(scope="module")

@@ -133,7 +133,8 @@ def _index_row(store: RunStore, run_id: str) -> dict[str, Any] | None:
 
 
 def get_run(root: str | None, run_id: str, contents_root: str | None = None) -> dict[str, Any]:
-    """``GET runs/{id}``: the run's metadata (with the cell source) and its analysis summary."""
+    """``GET runs/{id}``: the run's metadata (with the cell source and cell id) and its
+    analysis summary."""
     check_run_id(run_id)
     store = open_store(root)
     try:
@@ -152,8 +153,17 @@ def get_run(root: str | None, run_id: str, contents_root: str | None = None) -> 
                created_ms=row.get("created_ms"), num_jobs=len(run.jobs),
                num_stages=len(run.stages), num_tasks=len(run.tasks),
                verdict=(summary or {}).get("verdict") or row.get("verdict") or "",
-               notebook_path=contents_path(run.notebook, contents_root), summary=summary)
+               notebook_path=contents_path(run.notebook, contents_root),
+               cell_id=cell_id_of(run), summary=summary)
     return out
+
+
+def cell_id_of(run) -> str | None:
+    """The id of the notebook cell that ran, as JupyterLab sent it (``metadata.cellId`` of
+    the execute request, kept by the magic in ``run.extra``); None when it was not sent
+    (another front end, ``jp.measure``, runs stored before the id was recorded)."""
+    value = (getattr(run, "extra", None) or {}).get("cell_id")
+    return value if isinstance(value, str) and value else None
 
 
 def delete_run(root: str | None, run_id: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import { Widget } from '@lumino/widgets';
 
 import { RunsAPI } from './api';
 
-import { IRunDetail, findCell, runTitle, sameNotebook } from './model';
+import { IRunDetail, locateCell, runTitle, sameNotebook } from './model';
 
 import { RUN_ITEM_CLASS, SparkRunsPanel } from './panel';
 
@@ -35,7 +35,7 @@ interface INotebookLike extends Widget {
   context: { path: string; ready: Promise<void> };
   content: {
     widgets: ReadonlyArray<{
-      model: { sharedModel: { getSource(): string } };
+      model: { id: string; sharedModel: { getSource(): string } };
       node: HTMLElement;
     }>;
     activeCellIndex: number;
@@ -225,10 +225,11 @@ export function registerCommands(ctx: ICommandContext): void {
       }
       await notebook.context.ready;
       shell.activateById(notebook.id);
-      const sources = notebook.content.widgets.map(c =>
-        c.model.sharedModel.getSource()
-      );
-      const { index, ambiguous } = findCell(sources, run.source || '');
+      const cells = notebook.content.widgets.map(c => ({
+        id: c.model.id,
+        source: c.model.sharedModel.getSource()
+      }));
+      const { index, ambiguous } = locateCell(cells, run);
       if (index < 0) {
         Notification.warning(
           'No cell of this notebook has the code of this run any more ' +

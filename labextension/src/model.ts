@@ -35,6 +35,8 @@ export interface IRunsPage {
 /** `GET runs/{id}` (the fields the frontend uses). */
 export interface IRunDetail extends IRunRow {
   source: string;
+  /** JupyterLab's id of the cell that ran (null when no front end sent one). */
+  cell_id?: string | null;
   error: string;
   warnings: string[];
   start_ms: number;
@@ -331,6 +333,35 @@ export function findCell(
   });
   const hits = measured.length ? measured : plain;
   return { index: hits.length ? hits[0] : -1, ambiguous: hits.length > 1 };
+}
+
+/** A notebook cell as "Go to Cell" sees it: its model id and its source. */
+export interface ICellRef {
+  id: string;
+  source: string;
+}
+
+/**
+ * The cell that produced a run: the cell whose id is the run's `cell_id` (the
+ * id JupyterLab sent with the execute request; it survives edits and moves),
+ * else the source match of `findCell` (runs without an id, e.g. from another
+ * front end, or a cell deleted and pasted back). `by` says which matched.
+ */
+export function locateCell(
+  cells: ReadonlyArray<ICellRef>,
+  run: Pick<IRunDetail, 'source'> & { cell_id?: string | null }
+): { index: number; ambiguous: boolean; by: 'id' | 'source' | null } {
+  if (run.cell_id) {
+    const index = cells.findIndex(c => c.id === run.cell_id);
+    if (index >= 0) {
+      return { index, ambiguous: false, by: 'id' };
+    }
+  }
+  const { index, ambiguous } = findCell(
+    cells.map(c => c.source),
+    run.source || ''
+  );
+  return { index, ambiguous, by: index >= 0 ? 'source' : null };
 }
 
 /** Does a notebook's path (as the contents API names it) denote the run's notebook? */

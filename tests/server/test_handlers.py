@@ -109,6 +109,23 @@ async def test_get_run(jp_fetch, seeded):
     assert summary["verdict"] == data["verdict"]
     assert [s["stage_id"] for s in summary["stages"]] == [0, 1]
     assert summary["stages"][0]["executor_run_time_ms"] == sum(380 + 90 * i for i in range(4))
+    assert data["cell_id"] is None   # no front end sent a cell id for this run
+
+
+async def test_get_run_has_the_cell_id(jp_fetch, store, jp_root_dir):
+    """The magic keeps JupyterLab's cell id in run.extra; "Go to Cell" matches on it."""
+    run = make_run(notebook=str(jp_root_dir / "etl.ipynb"))
+    run.extra["cell_id"] = "7f3c2a9e-0b1d-4c55-9e0a-1b2c3d4e5f60"
+    save_run(store, run)
+    data = json.loads((await jp_fetch(*API, "runs", run.run_id)).body)
+    assert data["cell_id"] == "7f3c2a9e-0b1d-4c55-9e0a-1b2c3d4e5f60"
+    assert data["notebook_path"] == "etl.ipynb"
+    # an id that is not a non-empty string (a hand-edited run.json) is no id
+    for bad in ("", 42, None, ["x"]):
+        run.extra["cell_id"] = bad
+        save_run(store, run)
+        data = json.loads((await jp_fetch(*API, "runs", run.run_id)).body)
+        assert data["cell_id"] is None
 
 
 async def test_unknown_run_is_404_json(jp_fetch, seeded):

@@ -55,3 +55,31 @@ def test_past_application_notebook(tmp_path, jp_home):
     assert "on 2 slots" in analysed and "model error" in analysed
     assert "report: past-application-report.html" in text(nb.cells[6])
     assert "<html" in (tmp_path / "past-application-report.html").read_text().lower()
+
+
+def _report_frames(nb) -> list[str]:
+    return [o["data"]["text/html"] for c in nb.cells for o in c.get("outputs", [])
+            if o.get("output_type") == "display_data" and "jupyter-perf-report" in
+            o.get("data", {}).get("text/html", "")]
+
+
+def test_stragglers_notebook(tmp_path, jp_home):
+    nb = execute("stragglers.ipynb", tmp_path, jp_home)
+    assert len(_report_frames(nb)) == 2                      # one report per measured cell
+    table = "".join(o.get("data", {}).get("text/plain", "") for o in nb.cells[4].outputs)
+    assert "data_skew" in table or "straggler" in table, table
+    gc_text = "".join(o.get("text", "") for o in nb.cells[7].outputs)
+    assert "JVM GC:" in gc_text and "without GC" in gc_text
+    report = (tmp_path / "stragglers-report.html").read_text()
+    assert "What-if" in report and "https://cdn.bokeh.org" not in report
+
+
+def test_whatif_notebook(tmp_path, jp_home):
+    nb = execute("whatif.ipynb", tmp_path, jp_home)
+    assert len(_report_frames(nb)) == 1
+    text = "".join(o.get("text", "") for o in nb.cells[3].outputs)
+    assert "model error" in text
+    html = "".join(o.get("data", {}).get("text/html", "") for o in nb.cells[3].outputs)
+    for scenario in ("disk ∞ (upper bound)", "network ∞", "slots ×2", "no GC", "no stragglers"):
+        assert scenario in html
+    assert (tmp_path / "whatif-report.html").stat().st_size > 100_000

@@ -18,19 +18,25 @@ def div(html: str, name: str | None = None, **kw: Any) -> Div:
     return Div(text=f"{CSS}<div class='jp'>{html}</div>", name=name, **kw)
 
 
-def swatch(color: str, estimated: bool) -> str:
-    bg = (f"repeating-linear-gradient(135deg,{color} 0 3px,#fff 3px 5px)" if estimated else color)
-    return (f"<span style='display:inline-block;width:11px;height:11px;background:{bg};"
+def swatch(color: str, estimated: bool, hatched: bool = True) -> str:
+    """A legend square: estimated = hatched (bar charts) or lighter (timelines)."""
+    if estimated and hatched:
+        bg = f"repeating-linear-gradient(135deg,{color} 0 3px,#fff 3px 5px)"
+    else:
+        bg = color
+    op = "opacity:0.45;" if estimated and not hatched else ""
+    return (f"<span style='display:inline-block;width:11px;height:11px;background:{bg};{op}"
             f"border:1px solid {color};vertical-align:-1px;margin-right:3px'></span>")
 
 
 def timeline_legend() -> str:
-    items = [f"{swatch(c, k == 'estimated')}{fmt.esc(label)}" for label, c, k in TIMELINE_COMPONENTS]
+    items = [f"{swatch(c, k == 'estimated', hatched=False)}{fmt.esc(label)}"
+             for label, c, k in TIMELINE_COMPONENTS]
     marks = ("<span style='color:#d62728'>▭ red outline</span>: failed/killed attempt · "
              "<span style='color:#9467bd'>dashed</span>: speculative · "
              "black outline: straggler · ✕ failed/killed · ◆ speculative")
     return ("<div>" + " &nbsp; ".join(items) + "</div><div class='muted'>"
-            f"Hatched = estimated (not measured by Spark). {marks}</div>")
+            f"Lighter, (est.) = estimated (not measured by Spark). {marks}</div>")
 
 
 def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, height: int,

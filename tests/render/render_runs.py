@@ -50,10 +50,15 @@ def hostile_copy(run: Run) -> Run:
     r.jobs = jobs
     tasks = r.tasks.copy()
     tasks["host"] = f"{HOSTILE}host"
+    tasks["executor_id"] = tasks["executor_id"].astype(str) + f"{HOSTILE}"
     r.tasks = tasks
     ex = r.executors.copy()
     ex["host"] = f"{HOSTILE}host"
+    ex["executor_id"] = ex["executor_id"].astype(str) + f"{HOSTILE}"
     r.executors = ex
+    mem = r.memory.copy()
+    mem["executor_id"] = mem["executor_id"].astype(str) + f"{HOSTILE}"
+    r.memory = mem
     r.warnings = list(r.warnings) + [f"warning {HOSTILE}"]
     return r
 

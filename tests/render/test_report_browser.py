@@ -50,7 +50,7 @@ STATE = "Bokeh.documents[0].get_model_by_name('jp-whatif-state').data"
 
 @pytest.fixture(scope="module")
 def real_run():
-    from conftest import make_spark
+    from sparkhelpers import make_spark
     spark = make_spark("local[2]", **{"spark.sql.autoBroadcastJoinThreshold": "-1",
                                       "spark.sql.adaptive.enabled": "false"})
     try:
@@ -217,6 +217,8 @@ def test_hostile_strings_show_as_text_and_never_run(browser, reports):
     p.tab("Stragglers")
     if len(a.stragglers):
         page.locator(".jp-stragglers").get_by_text(f"{HOSTILE}host").filter(visible=True).first.wait_for(state="visible")
+        page.locator(".jp-stragglers .slick-row").first.locator(".slick-cell").nth(1).click()
+        page.locator(".jp-straggler-selected").get_by_text(HOSTILE, exact=False).wait_for()
     p.tab("Memory")
     page.get_by_text(f"{HOSTILE}host").filter(visible=True).first.wait_for(state="visible")
     p.tab("Summary")

@@ -84,8 +84,8 @@ function highlight() {
   tl.fig.x_range.setv({ start: (s - pad) / 1000, end: (s + d + pad) / 1000 });
   draw("tl");
   selected.text = STATUS_CSS + `<div class='jp'>Task attempt ${D.tid[pos]} (stage ${meta.stage_ids[D.stage[pos]]}, ` +
-    `index ${D.idx[pos]}) is highlighted on the <b>Timeline</b> tab (lane ${JP.fmtMs(d)} long, ` +
-    `starting ${JP.fixedEven(s / 1000, 3)} s).</div>`;
+    `index ${D.idx[pos]}, ${JP.fmtMs(d)} long, starting at ${JP.fixedEven(s / 1000, 3)} s) is ` +
+    `highlighted on the <b>Timeline</b> tab, on lane “${JP.esc(meta.lanes[lane])}”.</div>`;
 }
 
 const ev = cb_obj && cb_obj.event_name;

@@ -330,6 +330,10 @@ const JP = (() => {
     return (p >= 0 && !s.startsWith("-") ? "+" : "") + s + "%";
   }
 
+  // Escape text for HTML (fmt.esc): for the few user strings report.js puts into a Div.
+  const esc = (t) => String(t).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+
   // ---------------------------------------------------------------- level of detail
   const COMP_LABELS = ["CPU", "GC", "shuffle fetch wait", "shuffle write", "I/O wait (est.)", "other (est.)"];
 
@@ -366,7 +370,7 @@ const JP = (() => {
     for (let i = 0; i < n; i++) { const s = xs[i]; if (s <= x1 && s + ds[i] >= x0) vis++; }
     const colors = opts.colors;
     if (vis <= limit) {
-      const seg = { left: [], right: [], bottom: [], top: [], color: [] };
+      const seg = { left: [], right: [], bottom: [], top: [], color: [], alpha: [] };
       const box = { left: [], right: [], bottom: [], top: [], line: [], dash: [], row: [],
                     task: [], stage: [], exec: [], time: [], parts: [], read: [], notes: [] };
       const F = D.meta.flags;
@@ -381,6 +385,7 @@ const JP = (() => {
           if (w <= 0) continue;
           seg.left.push(x / 1000); seg.right.push((x + w) / 1000);
           seg.bottom.push(y + 0.12); seg.top.push(y + 0.88); seg.color.push(colors[k]);
+          seg.alpha.push(k >= 4 ? 0.45 : 1.0);         // estimated components are lighter
           x += w;
         }
         const f = D.flags[i];
@@ -425,7 +430,7 @@ const JP = (() => {
     let m = 0;
     for (let key = 0; key < cells; key++) if (count[key]) m++;
     const agg = { left: new Float64Array(m), right: new Float64Array(m), bottom: new Float64Array(m),
-                  top: new Float64Array(m), color: new Array(m), count: new Int32Array(m),
+                  top: new Float64Array(m), color: new Array(m), alpha: new Float64Array(m), count: new Int32Array(m),
                   busy: new Float64Array(m), mostly: new Array(m), share: new Float64Array(m),
                   smin: new Int32Array(m), smax: new Int32Array(m), failed: new Int32Array(m) };
     let j = 0;
@@ -441,7 +446,8 @@ const JP = (() => {
       }
       agg.left[j] = minS[key] / 1000; agg.right[j] = maxE[key] / 1000;
       agg.bottom[j] = lane + 0.12; agg.top[j] = lane + 0.88;
-      agg.color[j] = colors[bi]; agg.count[j] = c; agg.busy[j] = total / 1000;
+      agg.color[j] = colors[bi]; agg.alpha[j] = bi >= 4 ? 0.45 : 0.9;
+      agg.count[j] = c; agg.busy[j] = total / 1000;
       agg.mostly[j] = COMP_LABELS[bi]; agg.share[j] = total > 0 ? best / total : 0;
       agg.smin[j] = stMin[key]; agg.smax[j] = stMax[key]; agg.failed[j] = fail[key];
       j++;
@@ -451,5 +457,5 @@ const JP = (() => {
 
   return { decode, pairwise, npSum, reduceatSum, rintEven, scaledSlots, durations, replay,
            predict, whatif, init, simPositions, lod, fmtMs, fmtBytes, fmtChange, fixedEven,
-           COMP_LABELS, get, num };
+           COMP_LABELS, get, num, esc };
 })();

@@ -44,9 +44,9 @@ class TimelineParts:
 
 
 def _empty_sources():
-    agg = ColumnDataSource({k: [] for k in ("left", "right", "bottom", "top", "color", "count",
+    agg = ColumnDataSource({k: [] for k in ("left", "right", "bottom", "top", "color", "alpha", "count",
                                             "busy", "mostly", "share", "smin", "smax", "failed")})
-    seg = ColumnDataSource({k: [] for k in ("left", "right", "bottom", "top", "color")})
+    seg = ColumnDataSource({k: [] for k in ("left", "right", "bottom", "top", "color", "alpha")})
     box = ColumnDataSource({k: [] for k in ("left", "right", "bottom", "top", "line", "dash", "row",
                                             "task", "stage", "exec", "time", "parts", "read",
                                             "notes")})
@@ -72,9 +72,10 @@ def lane_figure(name: str, n_lanes: int, lane_labels: list[str], span_s: float,
     p.yaxis.major_label_text_font_size = "8pt"
     agg, seg, box, hl = _empty_sources()
     r_agg = p.quad(left="left", right="right", bottom="bottom", top="top", source=agg,
-                   fill_color="color", line_color=None, fill_alpha=0.85)
+                   fill_color="color", line_color=None, fill_alpha="alpha")
+    # (no hatch patterns here: canvas hatching of thousands of bars takes seconds per frame)
     p.quad(left="left", right="right", bottom="bottom", top="top", source=seg,
-           fill_color="color", line_color=None)
+           fill_color="color", line_color=None, fill_alpha="alpha")
     r_box = p.quad(left="left", right="right", bottom="bottom", top="top", source=box,
                    fill_alpha=0.0, line_color="line", line_dash="dash", line_width=1)
     p.quad(left="left", right="right", bottom="bottom", top="top", source=hl, fill_color="#ffd400",

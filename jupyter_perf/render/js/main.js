@@ -43,33 +43,88 @@ function settings() {
   };
 }
 
+// Answers already computed, by setting. After every change the settings one move away
+// (each slider one stop either way or to either end, each toggle flipped) are computed in
+// idle time, so the next move usually only has to show a number. Same function, same numbers.
+const key = (s) => `${s.disk}|${s.network}|${s.slots}|${s.gc}|${s.stragglers}`;
+S.cache = S.cache || new Map();
+S.queue = S.queue || [];
+
+function neighbours(s) {
+  const out = [];
+  const around = (vals, v) => {
+    const i = vals.indexOf(v), n = vals.length;
+    return [...new Set([i - 1, i + 1, 0, n - 1].filter((j) => j >= 0 && j < n && j !== i))].map((j) => vals[j]);
+  };
+  for (const v of around(stops, s.disk)) out.push({ ...s, disk: v });
+  for (const v of around(stops, s.network)) out.push({ ...s, network: v });
+  for (const v of around(slotVals, s.slots)) out.push({ ...s, slots: v });
+  out.push({ ...s, gc: !s.gc }, { ...s, stragglers: !s.stragglers });
+  return out;
+}
+
+function prefetch() {
+  if (typeof window !== "undefined" && window.__jpNoPrefetch) return;
+  if (S.prefetching || !S.queue.length) return;
+  S.prefetching = true;
+  const idle = typeof requestIdleCallback === "function" ? requestIdleCallback
+    : (f) => setTimeout(() => f({ timeRemaining: () => 8 }), 30);
+  idle(() => {
+    S.prefetching = false;
+    const s = S.queue.shift();
+    if (s && !S.cache.has(key(s))) {
+      const r = JP.whatif(D, s, false);
+      S.cache.set(key(s), { predicted: r.predicted, sim: r.sim });
+    }
+    S.timing.pending = S.queue.length;
+    prefetch();
+  });
+}
+
+function showNumber(s, predicted, simMs) {
+  const wall = meta.wall_ms;
+  state.data = { predicted_ms: [predicted], simulated_ms: [simMs], disk: [s.disk], network: [s.network],
+                 slots_factor: [s.slots], gc: [s.gc], stragglers: [s.stragglers] };
+  const lab = (f) => (f === Infinity ? "∞" : `${f}×`);
+  out.text = STATUS_CSS + `<div class='jp'><div class='big' data-predicted-ms='${predicted}'>Predicted: ${JP.fmtMs(predicted)} ` +
+    `(${JP.fmtChange(predicted, wall)} vs ${JP.fmtMs(wall)} measured)</div>` +
+    `<div class='muted'>disk ${lab(s.disk)}${s.disk !== 1 ? " (upper bound)" : ""} · network ${lab(s.network)} · slots ×${s.slots} · ` +
+    `${s.gc ? "GC as measured" : "no GC"} · ${s.stragglers ? "stragglers as measured" : "no stragglers"} — ` +
+    `simulated ${JP.fmtMs(simMs)} vs baseline ${JP.fmtMs(meta.base_ms)} <span class='est'>(estimated)</span></div></div>`;
+}
+
 function whatif() {
   const s = settings();
   const __a = performance.now();
-  const r = JP.whatif(D, s, true);
+  const k = key(s);
+  let r = null;
+  const hit = S.cache.get(k);
+  if (hit) {
+    showNumber(s, hit.predicted, hit.sim);
+  } else {
+    r = JP.whatif(D, s, true);
+    S.cache.set(k, { predicted: r.predicted, sim: r.sim });
+    showNumber(s, r.predicted, r.sim);
+  }
   S.timing.replay_ms = performance.now() - __a;
-  const wall = meta.wall_ms;
-  state.data = { predicted_ms: [r.predicted], simulated_ms: [r.sim], disk: [s.disk], network: [s.network],
-                 slots_factor: [s.slots], gc: [s.gc], stragglers: [s.stragglers] };
-  const lab = (f) => (f === Infinity ? "∞" : `${f}×`);
-  out.text = STATUS_CSS + `<div class='jp'><div class='big' data-predicted-ms='${r.predicted}'>Predicted: ${JP.fmtMs(r.predicted)} ` +
-    `(${JP.fmtChange(r.predicted, wall)} vs ${JP.fmtMs(wall)} measured)</div>` +
-    `<div class='muted'>disk ${lab(s.disk)}${s.disk !== 1 ? " (upper bound)" : ""} · network ${lab(s.network)} · slots ×${s.slots} · ` +
-    `${s.gc ? "GC as measured" : "no GC"} · ${s.stragglers ? "stragglers as measured" : "no stragglers"} — ` +
-    `simulated ${JP.fmtMs(r.sim)} vs baseline ${JP.fmtMs(meta.base_ms)} <span class='est'>(estimated)</span></div></div>`;
+  S.timing.cached = !!hit;
   // The simulated timeline follows after the next paint, so the number shows first.
   const token = (S.token = (S.token || 0) + 1);
   const later = (f) => (typeof requestAnimationFrame === "function"
     ? requestAnimationFrame(() => setTimeout(f, 0)) : setTimeout(f, 0));
   later(() => {
     if (token !== S.token) return;             // a newer setting is already on its way
-    const p = JP.simPositions(D, r.r);
-    S.sim = { pos: p.pos, d: r.d, slot: r.r.slot, maxK: r.r.maxK };
+    const rr = r || JP.whatif(D, s, true);
+    const p = JP.simPositions(D, rr.r);
+    S.sim = { pos: p.pos, d: rr.d, slot: rr.r.slot, maxK: rr.r.maxK };
     const x0 = -Math.max(p.end * 0.01, 1) / 1000, x1 = Math.max(p.end * 1.01, 1) / 1000;
     if (sim.fig.x_range.start !== x0 || sim.fig.x_range.end !== x1) sim.fig.x_range.setv({ start: x0, end: x1 });
-    if (sim.fig.y_range.start !== r.r.maxK + 0.3) sim.fig.y_range.start = r.r.maxK + 0.3;
+    if (sim.fig.y_range.start !== rr.r.maxK + 0.3) sim.fig.y_range.start = rr.r.maxK + 0.3;
     draw("sim");
     S.timing.sim_ms = performance.now() - __a;
+    S.queue = neighbours(s);
+    S.timing.pending = S.queue.length;
+    prefetch();
   });
 }
 

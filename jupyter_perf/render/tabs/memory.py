@@ -151,4 +151,6 @@ def memory_tab(a: Analysis) -> TabPanel:
             "<td>peak RSS</td></tr>" + "".join(peaks) + "</table>")
     if mem.empty:
         head += "<div class='warn'>⚠ no memory samples were collected (REST API unavailable?)</div>"
+    if not renderers:                      # nothing to plot: no samples, limits or spills
+        return TabPanel(child=column(div(head), sizing_mode="stretch_width"), title="Memory")
     return TabPanel(child=column(div(head), select, p, sizing_mode="stretch_width"), title="Memory")

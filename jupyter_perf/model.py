@@ -373,10 +373,18 @@ class Run:
         ex = self.executors
         if ex.empty:
             return 0
-        cores = pd.to_numeric(ex["total_cores"], errors="coerce").fillna(0)
         if (ex["executor_id"] != "driver").any():
-            cores = cores[ex["executor_id"] != "driver"]
-        return int(cores.sum())
+            ex = ex[ex["executor_id"] != "driver"]
+        cores = pd.to_numeric(ex["total_cores"], errors="coerce").fillna(0).to_numpy()
+        added = pd.to_numeric(ex["add_ms"], errors="coerce").to_numpy(dtype="float64")
+        removed = pd.to_numeric(ex["remove_ms"], errors="coerce").to_numpy(dtype="float64")
+        if not (np.isfinite(removed).any() and np.isfinite(added).all()):
+            return int(cores.sum())
+        # Executors came and went (dynamic allocation): the most cores alive at once.
+        times = np.concatenate([added, removed[np.isfinite(removed)]])
+        deltas = np.concatenate([cores, -cores[np.isfinite(removed)]])
+        order = np.lexsort((deltas, times))          # at equal times, removals first
+        return int(np.cumsum(deltas[order]).max())
 
     @property
     def first_line(self) -> str:

@@ -97,6 +97,9 @@ def spark_session(master: str | None = None, app_name: str = "jupyter-perf",
         return _warmed(_build(master, app_name, settings), warm_up)
     except Exception as exc:  # JVM start or Ivy resolution failed
         first = _first_line(exc)
+        if "JAVA_GATEWAY_EXITED" not in first and "Java gateway process exited" not in first:
+            # Spark itself refused (a bad setting, a port, memory): say what it said
+            raise SessionError(f"could not start Spark: {first}") from exc
     # Retry without sparkmeasure: a profiler must not stop Spark from starting.
     others = [p for p in packages if "spark-measure" not in p]
     settings["spark.jars.packages"] = ",".join(others)
@@ -128,6 +131,13 @@ def _warmed(spark, warm_up: bool):
 
 
 def _first_line(exc: BaseException) -> str:
+    java = getattr(exc, "java_exception", None)      # Py4JJavaError: the JVM's own message
+    if java is not None:
+        try:
+            text = str(java.toString()).strip()
+            return text.splitlines()[0][:300] if text else type(exc).__name__
+        except Exception:
+            pass
     text = str(exc).strip()
     return text.splitlines()[0][:300] if text else type(exc).__name__
 

@@ -61,3 +61,13 @@ def test_slots_exclude_the_driver_on_clusters():
                                       {"executor_id": "1", "total_cores": 2}]))
     assert run.slots == 4
     assert Run(executors=pd.DataFrame([{"executor_id": "driver", "total_cores": 8}])).slots == 8
+
+
+def test_slots_count_the_most_cores_alive_at_once_under_dynamic_allocation():
+    run = Run(executors=pd.DataFrame([
+        {"executor_id": "driver", "total_cores": 0, "add_ms": 0.0},
+        {"executor_id": "0", "total_cores": 1, "add_ms": 10.0, "remove_ms": 50.0},
+        {"executor_id": "1", "total_cores": 1, "add_ms": 20.0},
+        {"executor_id": "2", "total_cores": 1, "add_ms": 50.0},   # replaces 0 at the same ms
+    ]))
+    assert run.slots == 2

@@ -211,6 +211,10 @@ class Window:
         run.warnings.extend(warnings)
         executors = fetch_executors(rest)
         if not executors.empty:
+            # only executors alive at some point of the window (dynamic allocation keeps
+            # the dead ones of the whole application in /allexecutors)
+            removed = pd.to_numeric(executors["remove_ms"], errors="coerce")
+            executors = executors[~(removed < run.start_ms)].reset_index(drop=True)
             executors = self._with_heap_limits(executors)
             run.executors = executors
             if self.sampler is not None:   # one last sample, after the window

@@ -1,9 +1,10 @@
-"""Run the test suite: one pytest process for most modules, a fresh one per ``fresh_jvm`` module.
+"""Run the test suite: one pytest process for most modules, a fresh one per isolated module.
 
 pyspark starts one JVM per Python process and keeps it across SparkSessions, so settings
 that shape the JVM itself (the driver heap, the jars on its class path) only take effect in
 a new process. Modules that need them carry ``pytestmark = pytest.mark.fresh_jvm`` and run
-alone; everything else shares one process (and one Spark start per module).
+alone, as do ``own_process`` modules (JupyterLab + browser tests, whose event loops must not
+meet the ones earlier tests left behind); everything else shares one process.
 
     python scripts/run_tests.py [pytest args, e.g. -m spark4]
 
@@ -19,7 +20,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MARK = re.compile(r"pytest\.mark\.fresh_jvm")
+MARK = re.compile(r"pytest\.mark\.(fresh_jvm|own_process)")
 
 
 def fresh_jvm_modules() -> list[str]:
@@ -29,8 +30,9 @@ def fresh_jvm_modules() -> list[str]:
             if name.startswith("test_") and name.endswith(".py"):
                 path = os.path.join(folder, name)
                 with open(path, encoding="utf-8") as fh:
-                    if MARK.search(fh.read()):
-                        found.append(os.path.relpath(path, ROOT))
+                    own = MARK.search(fh.read())
+                if own or os.path.basename(folder) == "ui":    # JupyterLab UI tests: always
+                    found.append(os.path.relpath(path, ROOT))
     return sorted(found)
 
 

@@ -6,8 +6,12 @@ Kept out of ``conftest.py`` on purpose: several directories have a conftest, and
 from __future__ import annotations
 
 
-def make_spark(master: str, **conf):
-    """A real SparkSession with sparkmeasure attached (stops any previous one first)."""
+def make_spark(master: str, warm_up: bool = False, **conf):
+    """A real SparkSession with sparkmeasure attached (stops any previous one first).
+
+    No warm-up query by default: tests count the jobs of their own applications.
+    """
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     import jupyter_perf as jp
@@ -15,8 +19,10 @@ def make_spark(master: str, **conf):
     old = SparkSession.getActiveSession()
     if old is not None:
         old.stop()
+    if SparkContext._active_spark_context is not None:   # e.g. one the magic started
+        SparkContext._active_spark_context.stop()
     settings = {"spark.sql.shuffle.partitions": "4", "spark.ui.port": "0"} | conf
-    return jp.spark_session(master=master, **settings)
+    return jp.spark_session(master=master, warm_up=warm_up, **settings)
 
 
 def rest_stages(spark, stage_id: int) -> list[dict]:

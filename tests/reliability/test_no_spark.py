@@ -39,4 +39,6 @@ def test_after_the_session_is_stopped_the_magic_starts_the_embedded_one(ipshell,
         assert "jupyter-perf-report" in cap.outputs[-1].data["text/html"]
         assert ipshell.user_ns["spark"] is SparkSession.getActiveSession()
     finally:
-        ipshell.user_ns.pop("spark", None)
+        started = ipshell.user_ns.pop("spark", None)
+        if started is not None:
+            started.stop()

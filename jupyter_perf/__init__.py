@@ -32,7 +32,7 @@ def analyze(run, **options):
 def report_html(obj) -> str:
     """A standalone HTML report (no network needed to view it) of a Run or Analysis."""
     from .render import report_html as _report_html
-    return _report_html(getattr(obj, "run", obj))
+    return _report_html(obj)
 
 
 def load_eventlog(path):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import os
-import tempfile
 from importlib import resources as _res
 
 from bokeh.document import Document
@@ -21,6 +20,7 @@ from bokeh.resources import INLINE
 
 from ..analysis import Analysis, analyze
 from ..model import Run
+from ..atomic import write_text_atomic
 from . import fmt, payload
 from .basic import basic_layout
 from .lanes import assign_lanes
@@ -149,20 +149,5 @@ def export(obj: Run | Analysis, path: str | os.PathLike) -> str:
     """Write the standalone report to ``path`` atomically (temp file + rename); returns the path."""
     path = os.fspath(path)
     html = report_html(obj)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".jp-report-", suffix=".html", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(html)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)            # mkstemp makes it 0600; a report is for sharing
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    return write_text_atomic(path, html, mode=0o644)     # a report is for sharing

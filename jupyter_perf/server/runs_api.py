@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import posixpath
-import tempfile
 import threading
 from typing import Any
 
 from .. import __version__
 from ..store import RunStore, StoreError, home_dir, valid_run_id
+from ..atomic import write_text_atomic
 
 #: Largest page the list endpoint returns; the sidebar never needs more at once.
 MAX_LIMIT = 500
@@ -206,22 +206,6 @@ def _read(path: str) -> str | None:
         return None
 
 
-def _write_atomic(path: str, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def render_report(run) -> str:
     """The standalone report HTML of a Run (the one public render entry point)."""
     from ..render import report_html
@@ -267,8 +251,8 @@ def report_html(root: str | None, run_id: str, refresh: bool = False) -> tuple[s
                                 f"{type(exc).__name__}: {str(exc)[:200]}; see the server log"
                            ) from exc
         try:
-            _write_atomic(html_path, html)
-            _write_atomic(key_path, key)
+            write_text_atomic(html_path, html)
+            write_text_atomic(key_path, key)
         except OSError:
             pass  # read-only store or the run was deleted meanwhile: serve it uncached
         return html, False
@@ -330,7 +314,7 @@ def export_report(root: str | None, run_id: str, path: str | None, contents_root
         raise ApiError(400, f"{rel!r} is a folder; give a file name ending in .html")
     html, _ = report_html(root, run_id)
     try:
-        _write_atomic(target, html)
+        write_text_atomic(target, html)
     except OSError as exc:
         raise ApiError(500, f"could not write {rel}: {exc.strerror or exc}; "
                             "check the folder is writable") from exc

@@ -122,6 +122,12 @@ class PerfMagics(Magics):
         from .session import SessionError, active_session, spark_session
 
         ns = self.shell.user_ns
+        if is_connect_session(ns.get("spark")):
+            print("perfmeasure: `spark` is a Spark Connect session: there is no SparkContext here "
+                  "to tag jobs or attach listeners, so the cell runs unmeasured — measure on the "
+                  "Spark driver, or analyse its event log with %perfmeasure analyze",
+                  file=sys.stderr)
+            return self._run_plain(cell)
         spark = active_session()
         if spark is None:
             try:
@@ -200,6 +206,11 @@ class PerfMagics(Magics):
             live.replace(None, f"perfmeasure: {run.describe()} — %perfmeasure show {run.run_id}")
         else:
             live.replace(inline.bundle(run, analysis))
+
+
+def is_connect_session(obj) -> bool:
+    """A Spark Connect client session (pyspark.sql.connect): no driver-side SparkContext."""
+    return type(obj).__module__.startswith("pyspark.sql.connect")
 
 
 def current_cell_id(shell) -> str:

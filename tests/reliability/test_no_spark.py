@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 
 def test_cell_runs_unmeasured_with_one_line_when_spark_cannot_start(tmp_path):
     code = textwrap.dedent("""
@@ -42,3 +44,20 @@ def test_after_the_session_is_stopped_the_magic_starts_the_embedded_one(ipshell,
         started = ipshell.user_ns.pop("spark", None)
         if started is not None:
             started.stop()
+
+
+def test_a_spark_connect_session_is_refused_in_one_line_and_the_cell_runs(ipshell):
+    connect = pytest.importorskip("pyspark.sql.connect.session",
+                                  reason="pyspark's Spark Connect client needs grpcio")
+    from sparkhelpers import run_cell
+
+    # A real Spark Connect client object. No Connect server can be started here (its jar is not
+    # reachable), and the magic must refuse before it would talk to one.
+    ipshell.user_ns["spark"] = object.__new__(connect.SparkSession)
+    try:
+        result, cap = run_cell(ipshell, "%%perfmeasure\nz = 'ran'\nprint(z)\n")
+    finally:
+        ipshell.user_ns.pop("spark", None)
+    assert result.error_in_exec is None and "ran" in cap.stdout
+    [line] = [l for l in cap.stderr.splitlines() if "perfmeasure" in l]
+    assert "Spark Connect" in line and "unmeasured" in line

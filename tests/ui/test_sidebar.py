@@ -5,14 +5,17 @@ browser for the module. The notebook tests/ui/notebooks/sidebar.ipynb runs real
 ``%%perfmeasure`` cells on the embedded Spark that the kernel starts itself; the test
 then checks what a user sees: the empty state, the runs appearing while cells run, the
 report opening in a tab (sandboxed iframe), "Go to Cell", export from the item's
-context menu, and the list surviving a browser reload.
+context menu, and the list surviving a browser reload. A second test, on the same
+server and kernel (a JupyterLab and Spark start costs 30-60 s), runs a slow cell and
+checks the live progress display (ipywidgets) under it and its replacement by the report.
 
-Set JUPYTER_PERF_SCREENSHOT=1 to (re)write docs/screenshots/sidebar.png.
+Set JUPYTER_PERF_SCREENSHOT=1 to (re)write docs/screenshots/sidebar.png and progress.png.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -27,6 +30,7 @@ CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = Path(__file__).parent / "notebooks" / "sidebar.ipynb"
 SCREENSHOT = REPO / "docs" / "screenshots" / "sidebar.png"
+PROGRESS_SCREENSHOT = REPO / "docs" / "screenshots" / "progress.png"
 TOKEN = "jupyter-perf-ui-test-token"
 
 if not os.access(CHROMIUM, os.X_OK):
@@ -143,6 +147,11 @@ def _api(lab, path: str, method: str = "GET"):
             else body.decode()
 
 
+#: The open sidebar.ipynb panel, whichever main-area tab is current.
+NOTEBOOK_JS = ("Array.from(window.jupyterapp.shell.widgets('main'))"
+               ".find(w => w.context && w.context.path === 'sidebar.ipynb')")
+
+
 def _open_sidebar(page) -> None:
     tab = page.locator('.jp-SideBar.jp-mod-left .lm-TabBar-tab[title="Spark runs"]')
     tab.wait_for()
@@ -234,7 +243,17 @@ def test_sidebar_end_to_end(lab, page):
         page.screenshot(path=str(SCREENSHOT), clip={"x": 0, "y": 0, "width": 1280,
                                                     "height": 720})
 
-    # 5. "Go to Cell" from the item's context menu selects the cell that ran.
+    # 5. "Go to Cell" from the item's context menu selects the cell that ran, by its id:
+    #    the kernel recorded JupyterLab's cell id, and the cell is edited first so that
+    #    matching by source would find nothing.
+    cell_ids = page.evaluate(f"""() => ({NOTEBOOK_JS}).content.widgets.map(c => c.model.id)""")
+    assert _api(lab, f"runs/{run_id}")["cell_id"] == cell_ids[1]
+    page.evaluate(f"""() => {{
+        const nb = ({NOTEBOOK_JS}).content;
+        const cell = nb.widgets[1].model.sharedModel;
+        cell.setSource(cell.getSource() + '\\n# edited after it ran');
+        nb.activeCellIndex = 0;
+    }}""")
     item.click(button="right")
     page.locator(".lm-Menu-itemLabel", has_text="Go to Cell").click()
     page.wait_for_function(
@@ -266,4 +285,91 @@ def test_sidebar_end_to_end(lab, page):
     sidebar.locator(".jp-perf-run-item", has_text="ui-test").wait_for(timeout=60_000)
     assert sidebar.locator(".jp-perf-run-item").count() == 2
     errors = [m for m in page.console_messages if "jupyter-perf" in m and m.startswith("error")]
+    assert errors == []
+
+
+#: 8 tasks of 50 rows sleeping 50 ms each on 2 cores: long enough to watch (~10 s). The
+#: aggregate reads `s`: with `.count()` the optimizer prunes the sleeping column away.
+SLOW_CELL = """%%perfmeasure --label progress
+spark.range(0, 400, 1, 8).selectExpr("id % 4 AS k", "java_method('java.lang.Thread', 'sleep', cast(50 as bigint)) AS s").groupBy("k").agg({"s": "count"}).collect()"""
+
+
+def test_live_progress_then_report(lab, page):
+    """While a %%perfmeasure cell runs, its output shows ipywidgets progress bars; when it
+    ends, the report iframe has replaced them in the same output."""
+    page.evaluate(f"() => window.jupyterapp.shell.activateById(({NOTEBOOK_JS}).id)")
+    _wait_for_kernel_idle(page, 300_000)
+    # load the extension (a no-op after the first test), then append the slow cell and run it
+    index, cell_id = page.evaluate(f"""async (source) => {{
+        const app = window.jupyterapp;
+        const panel = {NOTEBOOK_JS};
+        const nb = panel.content;
+        nb.activeCellIndex = 0;
+        await app.commands.execute('notebook:run-cell');
+        const shared = nb.model.sharedModel;
+        shared.insertCell(shared.cells.length, {{cell_type: 'code', source}});
+        const index = nb.widgets.length - 1;
+        nb.activeCellIndex = index;
+        void app.commands.execute('notebook:run-cell');   // resolves when the cell ends
+        return [index, nb.widgets[index].model.id];
+    }}""", SLOW_CELL)
+    cell = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(index)
+    output = cell.locator(".jp-OutputArea")
+    bar = output.locator(".jupyter-widgets.widget-hprogress")   # an ipywidgets IntProgress
+    # JupyterLab skips rendering cells outside the viewport (content-visibility), and
+    # Playwright counts those as hidden: keep the bottom of the running cell in view.
+    deadline = time.monotonic() + 300
+    while not bar.first.is_visible():
+        if time.monotonic() > deadline or output.locator("iframe.jupyter-perf-report").count():
+            page.screenshot(path="/tmp/jupyter-perf-ui-progress-failure.png")
+            pytest.fail(f"no progress bar under the running cell; its output: "
+                        f"{output.all_inner_texts()!r}; console: {page.console_messages[-20:]!r}")
+        cell.evaluate("c => c.scrollIntoView({block: 'end'})")
+        page.wait_for_timeout(250)
+    # seen while the cell still runs (the prompt shows [*]), in the widget's own DOM
+    assert cell.locator(".jp-InputPrompt").inner_text().strip() == "[*]:"
+    header = output.locator(".jupyter-widgets.widget-html", has_text="Spark:").first
+    assert header.is_visible()
+    assert " jobs · " in header.inner_text() and "executor(s)" in header.inner_text()
+    label = output.locator(".jupyter-widgets.widget-label", has_text="stage ").first
+    label.wait_for(state="visible", timeout=60_000)
+    assert " done, " in label.inner_text() and " running" in label.inner_text()
+    assert output.locator("iframe.jupyter-perf-report").count() == 0
+
+    if os.environ.get("JUPYTER_PERF_SCREENSHOT") or not PROGRESS_SCREENSHOT.exists():
+        # a bar part way through makes a better picture (skip if the stage is done already)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and label.is_visible() and \
+                re.match(r"stage \d+: 0/", label.inner_text()):
+            page.wait_for_timeout(250)
+        cell.evaluate("c => c.scrollIntoView({block: 'end'})")
+        page.mouse.move(0, 0)
+        PROGRESS_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(PROGRESS_SCREENSHOT), clip={"x": 0, "y": 0, "width": 1280,
+                                                             "height": 720})
+
+    # the cell ends: the report replaced the progress display in place
+    report = output.locator("iframe.jupyter-perf-report")
+    report.first.wait_for(state="attached", timeout=300_000)
+    # the status bar's kernel state is no guide here (widget comm traffic flips it to
+    # idle while the cell runs): wait for the cell's own prompt to get its number
+    prompt = cell.locator(".jp-InputPrompt")
+    deadline = time.monotonic() + 300
+    while "[*]" in prompt.inner_text() and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+    assert re.fullmatch(r"\[\d+\]:", prompt.inner_text().strip())
+    # what remains: the report where the progress display was, then the cell's value
+    outputs = output.locator(".jp-OutputArea-output")
+    assert outputs.count() == 2
+    assert outputs.nth(0).locator("iframe.jupyter-perf-report").count() == 1
+    assert "Row(k=0" in outputs.nth(1).inner_text()
+    assert report.count() == 1
+    assert bar.count() == 0 and output.locator(".jupyter-widgets").count() == 0
+
+    runs = _api(lab, "runs")["runs"]
+    run = next(r for r in runs if r["label"] == "progress")
+    assert run["status"] == "ok" and run["num_tasks"] >= 8
+    assert _api(lab, f"runs/{run['run_id']}")["cell_id"] == cell_id
+    errors = [m for m in page.console_messages if m.startswith("error")
+              and ("widget" in m.lower() or "jupyter-perf" in m)]
     assert errors == []

@@ -7,7 +7,7 @@ Prints two medians of per-pair ratios, both measured side by side in one run:
   cell    — the whole cell as the user waits for it, including collection,
             analysis, storing and rendering the report after the query.
 
-    python benchmarks/overhead.py [--pairs 7] [--rows 40000000]
+    python benchmarks/overhead.py [--pairs 9] [--rows 60000000]
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ QUERY = ('rows = spark.range(0, {rows}, 1, 16).selectExpr("id % 100003 as k", "i
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=7)
-    parser.add_argument("--rows", type=int, default=40_000_000)
+    parser.add_argument("--pairs", type=int, default=9)
+    parser.add_argument("--rows", type=int, default=60_000_000)
     parser.add_argument("--master", default="local[*]")
     args = parser.parse_args()
     os.environ.setdefault("JUPYTER_PERF_HOME", tempfile.mkdtemp(prefix="jp-overhead-"))

@@ -18,26 +18,26 @@ def workloads(spark):
     from pyspark.sql import functions as F
 
     def groupby():
-        (spark.range(0, 8_000_000, 1, 12).selectExpr("id % 5003 AS k", "id AS v")
+        (spark.range(0, 16_000_000, 1, 12).selectExpr("id % 5003 AS k", "id AS v")
               .groupBy("k").agg(F.sum("v")).collect())
 
     def join():
-        left = spark.range(0, 3_000_000, 1, 8).selectExpr("id % 200000 AS k", "id AS a")
+        left = spark.range(0, 6_000_000, 1, 8).selectExpr("id % 200000 AS k", "id AS a")
         right = spark.range(0, 200_000, 1, 4).selectExpr("id AS k", "id * 2 AS b")
         left.join(right.hint("shuffle_hash"), "k").agg(F.sum("b")).collect()
 
     def sort():
-        (spark.range(0, 3_000_000, 1, 8).selectExpr("sha2(cast(id AS string), 256) AS h")
+        (spark.range(0, 5_000_000, 1, 8).selectExpr("sha2(cast(id AS string), 256) AS h")
               .orderBy("h").limit(10).collect())
 
     def skew():
-        df = spark.range(0, 3_000_000, 1, 8).selectExpr(
+        df = spark.range(0, 5_000_000, 1, 8).selectExpr(
             "CASE WHEN id % 10 < 5 THEN 0 ELSE id % 997 + 1 END AS k", "id AS v")
         (df.repartition(8, "k").selectExpr("k", "sha2(cast(v AS string), 256) AS h")
            .groupBy("k").count().collect())
 
     def python_udf():
-        spark.sparkContext.parallelize(range(400_000), 8).map(lambda x: (x % 97) ** 2).sum()
+        spark.sparkContext.parallelize(range(1_200_000), 8).map(lambda x: (x % 97) ** 2).sum()
 
     return {"groupby": groupby, "join": join, "sort": sort, "skew": skew,
             "python_rdd": python_udf}
@@ -46,7 +46,7 @@ def workloads(spark):
 def run_all(master: str, repeats: int) -> dict[str, list]:
     import jupyter_perf as jp
 
-    spark = jp.spark_session(master=master, **{"spark.sql.shuffle.partitions": "8",
+    spark = jp.spark_session(master=master, warm_up=True, **{"spark.sql.shuffle.partitions": "8",
                                                "spark.sql.adaptive.enabled": "false",
                                                "spark.ui.port": "0"})
     results: dict[str, list] = {}
@@ -63,8 +63,13 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("JUPYTER_PERF_HOME", tempfile.mkdtemp(prefix="jp-accuracy-"))
 
-    one = run_all("local[1]", args.repeats)
-    two = run_all("local[2]", args.repeats)
+    # local[1] and local[2] sessions alternate, so both see the same machine over time
+    one: dict[str, list] = {}
+    two: dict[str, list] = {}
+    for _ in range(args.repeats):
+        for master, into in (("local[1]", one), ("local[2]", two)):
+            for name, analyses in run_all(master, 1).items():
+                into.setdefault(name, []).extend(analyses)
 
     errors, slot_errors = [], []
     print(f"{'workload':<12} {'master':<9} {'wall s':>7} {'model err':>9}   "

@@ -32,11 +32,15 @@ def measured(spark, fn):
 
 def test_hot_key_is_flagged_as_data_skew(spark):
     def skewed():
-        df = spark.range(0, 3_000_000, 1, 6).selectExpr(
-            "CASE WHEN id % 10 < 6 THEN 0 ELSE id % 997 + 1 END AS k", "id AS v")
-        # count("h"), not count(): the optimizer would prune the hashing
-        (df.repartition(6, "k").selectExpr("k", "sha2(cast(v as string), 256) AS h")
-           .groupBy("k").agg({"h": "count"}).collect())
+        # Every row carries the same incompressible 64-character hash, so shuffled bytes grow
+        # with rows on every partition (a constant key compresses better than varied ones and
+        # would make the hot partition look slow *per byte*).
+        df = spark.range(0, 2_000_000, 1, 6).selectExpr(
+            "CASE WHEN id % 10 < 6 THEN 0 ELSE id % 997 + 1 END AS k",
+            "sha2(cast(id AS string), 256) AS h")
+        # count(x), not count(): the optimizer would prune the hashing
+        (df.repartition(6, "k").selectExpr("k", "sha2(h, 256) AS x")
+           .groupBy("k").agg({"x": "count"}).collect())
 
     run, a = measured(spark, skewed)
     reduce_stage = run.tasks[run.tasks["shuffle_read_bytes"] > 0]["stage_id"].min()

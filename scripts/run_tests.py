@@ -8,7 +8,9 @@ meet the ones earlier tests left behind); everything else shares one process.
 
     python scripts/run_tests.py [pytest args, e.g. -m spark4]
 
-Prints one closing line over every run: ``suite: N passed, N failed, N skipped``.
+A module whose tests are all deselected by the given arguments (``-m spark4``) gets no run
+of its own, so every pytest run the script starts executes tests. It closes with one line
+over every run, in pytest's form: ``==== N passed, N failed, N skipped in S s (suite) ====``.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -36,6 +39,16 @@ def fresh_jvm_modules() -> list[str]:
     return sorted(found)
 
 
+def selected_files(extra: list[str]) -> set[str] | None:
+    """Test files with at least one test selected by ``extra``; None when nothing narrows."""
+    if not extra:
+        return None
+    out = subprocess.run([sys.executable, "-m", "pytest", "tests", "--collect-only", "-q",
+                          "-p", "no:cacheprovider", *extra],
+                         cwd=ROOT, capture_output=True, text=True)
+    return {line.split("::", 1)[0] for line in out.stdout.splitlines() if "::" in line}
+
+
 def run(args: list[str], junit: str) -> tuple[int, dict[str, int]]:
     code = subprocess.call([sys.executable, "-m", "pytest", *args, f"--junitxml={junit}"],
                            cwd=ROOT)
@@ -49,10 +62,18 @@ def run(args: list[str], junit: str) -> tuple[int, dict[str, int]]:
 
 def main() -> int:
     extra = sys.argv[1:]
+    started = time.monotonic()
     fresh = fresh_jvm_modules()
+    wanted = selected_files(extra)
     out = tempfile.mkdtemp(prefix="jp-junit-")
-    plan = [(["tests", *[f"--ignore={m}" for m in fresh], *extra], "shared")]
-    plan += [([m, *extra, "-p", "no:cacheprovider"], m) for m in fresh]
+    plan = []
+    if wanted is None or wanted - set(fresh):
+        plan.append((["tests", *[f"--ignore={m}" for m in fresh], *extra], "shared"))
+    plan += [([m, *extra, "-p", "no:cacheprovider"], m) for m in fresh
+             if wanted is None or m in wanted]
+    if not plan:
+        print(f"no test selected by {' '.join(extra)}")
+        return 1
     total = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     failed_runs = []
     for i, (args, name) in enumerate(plan):
@@ -66,7 +87,12 @@ def main() -> int:
     passed = total["tests"] - failed - total["skipped"]
     if failed_runs:
         print("\nruns that failed: " + ", ".join(failed_runs))
-    print(f"\nsuite: {passed} passed, {failed} failed, {total['skipped']} skipped")
+    took = time.monotonic() - started
+    print(f"\n{'=' * 20} {passed} passed, {failed} failed, {total['skipped']} skipped "
+          f"in {took:.2f}s (suite of {len(plan)} pytest runs) {'=' * 20}")
+    if total["tests"] == 0:
+        print("no test ran: that is a failure, not a pass")
+        return 1
     return 1 if failed_runs else 0
 
 

@@ -312,6 +312,10 @@ MEMORY_COLUMNS = ["time_ms", "executor_id", "used_on_heap_storage_bytes",
                   "peak_on_heap_execution_bytes", "peak_on_heap_storage_bytes",
                   "peak_process_rss_bytes", "memory_used_bytes"]
 
+# Cumulative busy core-ms of the CPUs the driver may use, sampled while the window ran;
+# only for runs whose executors share the driver's host (local masters).
+HOST_CPU_COLUMNS = ["time_ms", "busy_core_ms", "cores"]
+
 
 def _frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame | None, columns: list[str]) -> pd.DataFrame:
     df = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows or []))
@@ -352,6 +356,7 @@ class Run:
     tasks: pd.DataFrame = dataclasses.field(default_factory=empty_tasks)
     executors: pd.DataFrame = dataclasses.field(default_factory=lambda: _frame(None, EXECUTOR_COLUMNS))
     memory: pd.DataFrame = dataclasses.field(default_factory=lambda: _frame(None, MEMORY_COLUMNS))
+    host_cpu: pd.DataFrame = dataclasses.field(default_factory=lambda: _frame(None, HOST_CPU_COLUMNS))
     listener_stages: pd.DataFrame | None = None   # sparkmeasure's own stage metrics, for cross-checks
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -361,6 +366,7 @@ class Run:
         self.tasks = conform_tasks(self.tasks)
         self.executors = _frame(self.executors, EXECUTOR_COLUMNS)
         self.memory = _frame(self.memory, MEMORY_COLUMNS)
+        self.host_cpu = _frame(self.host_cpu, HOST_CPU_COLUMNS)
 
     # -- derived numbers --------------------------------------------------
     @property

@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_created ON runs(created_ms DESC);
 """
-_FRAMES = ("jobs", "stages", "executors")
+_FRAMES = ("jobs", "stages", "executors", "host_cpu")
 
 
 class StoreError(RuntimeError):

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import html as html_lib
 import math
+import os
 import signal
 import threading
 import time
 
 import pytest
 
+from jupyter_perf.analysis import analyze
 from sparkhelpers import rest_stages, run_cell
 
 pytestmark = pytest.mark.spark4
@@ -84,6 +86,22 @@ def test_groupby_cell_matches_spark_rest_and_sparkmeasure(shell, spark_local):
     assert (run.tasks["cpu_ms"] <= run.tasks["run_ms"] + 1).all()
     assert not run.memory.empty and (run.memory["max_memory_bytes"].astype(float) > 0).all()
     assert run.executors["peak_jvm_heap_bytes"].astype(float).max() > 0
+    assert_host_cpu_sampled(run)
+
+
+def assert_host_cpu_sampled(run):
+    """local masters: the host's cores were sampled across the whole window, sensibly."""
+    h = run.host_cpu
+    assert len(h) >= 2
+    assert h["time_ms"].iloc[0] <= run.start_ms and h["time_ms"].iloc[-1] >= run.end_ms - 1
+    assert (h["cores"] == len(os.sched_getaffinity(0))).all()
+    busy = h["busy_core_ms"].diff().dropna()
+    elapsed = h["time_ms"].diff().dropna()
+    assert (busy >= 0).all()
+    # the cores cannot be busier than all of them all the time (jiffy rounding: 10 ms a core)
+    assert (busy <= h["cores"].iloc[0] * (elapsed + 20)).all()
+    share = analyze(run).whatif_summary()["host_cpu_busy_share"]
+    assert 0 < share <= 1
 
 
 def test_report_is_displayed_inline_as_isolated_iframe(shell):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from sparkhelpers import make_spark, run_cell
-from test_magic import assert_matches_spark
+from test_magic import assert_host_cpu_sampled, assert_matches_spark
 
 
 pytestmark = pytest.mark.spark4
@@ -31,3 +31,4 @@ rows = df.groupBy("k").sum("v").collect()
     ran = assert_matches_spark(run, spark_cluster)
     assert ran["shuffle_remote_bytes"].sum() > 0          # a real remote shuffle happened
     assert (executors["jvm_heap_limit_bytes"].astype(float) == 768 * 2**20).all()
+    assert_host_cpu_sampled(run)          # the executor JVMs share this host's cores too

@@ -25,11 +25,13 @@ def sample_run(**kw) -> Run:
 
 def test_round_trip(tmp_path):
     store = RunStore(str(tmp_path))
-    run = sample_run(warnings=["w1"])
+    run = sample_run(warnings=["w1"], host_cpu=pd.DataFrame(
+        {"time_ms": [1000.0, 1100.0], "busy_core_ms": [5.0e7, 5.0e7 + 150.0], "cores": [2, 2]}))
     store.save(run, summary={"verdict": "CPU-bound"})
     back = store.load(run.run_id)
     assert back.label == run.label and back.wall_ms == 2500 and back.warnings == ["w1"]
     pd.testing.assert_frame_equal(back.tasks, run.tasks)
+    pd.testing.assert_frame_equal(back.host_cpu, run.host_cpu)
     assert back.stages["parent_ids"].iloc[0] == [0]
     [row] = store.list()
     assert row["run_id"] == run.run_id and row["verdict"] == "CPU-bound" and row["num_tasks"] == 1

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ..model import Run, new_run_id, normalize_tasks
+from .hostcpu import HostCpuSampler, executors_on_this_host
 from .listener import ListenerUnavailable, listeners_for
 from .progress import ProgressPoller, ProgressSnapshot, StatusReader
 from .redact import redact
@@ -58,6 +59,7 @@ class Window:
         self.listeners = None
         self.rest: SparkRest | None = None
         self.sampler: MemorySampler | None = None
+        self.host_cpu: HostCpuSampler | None = None
         self.on_progress = on_progress
         self.poller: ProgressPoller | None = None
         self._tagged = False
@@ -88,6 +90,12 @@ class Window:
             run.warnings.append("Spark UI is disabled (spark.ui.enabled=false): listener-only "
                                 "report without failed/killed attempts or memory; enable the UI "
                                 "for full detail")
+        if executors_on_this_host(run.master):
+            sampler = HostCpuSampler()
+            if sampler.available:    # first sample now, then every 0.1 s until finish()
+                sampler.sample()
+                sampler.start()
+                self.host_cpu = sampler
         self.sc.addJobTag(self.tag)
         self._tagged = True
         if self.on_progress is not None:
@@ -108,6 +116,8 @@ class Window:
             self.poller._stop_event.set()
         if self.sampler is not None:
             self.sampler.stop()
+        if self.host_cpu is not None:
+            self.host_cpu.stop()
         if self._tagged:
             self._tagged = False
             self._safely("remove the job tag", lambda: self.sc.removeJobTag(self.tag))
@@ -126,6 +136,10 @@ class Window:
         run = self.run
         run.end_ms = time.time() * 1000.0
         run.status, run.error = status, error
+        if self.host_cpu is not None:
+            run.host_cpu = pd.DataFrame(self.host_cpu.stop())
+            if self.host_cpu.error:
+                run.warnings.append(f"host CPU sampling stopped: {self.host_cpu.error}")
         if self._tagged:
             self._tagged = False
             self._safely("remove the job tag", lambda: self.sc.removeJobTag(self.tag))

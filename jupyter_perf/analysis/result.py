@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..model import STAGE_SUM_COLUMNS, Run
 from . import breakdown as _bd
+from .hostcpu import busy_share, host_cores, with_floor
 from .replay import ReplayResult, replay
 from .resources import ResourceParams, resource_model
 from .stragglers import MIN_EXCESS_MS, THRESHOLD, analyze_stragglers, straggler_summary
@@ -96,6 +97,12 @@ class Analysis:
         """The replay of the measured durations, with simulated starts per task."""
         return replay(self.timeline, self.timeline.duration, 1.0, want_starts=True)
 
+    @functools.cached_property
+    def cpu_share(self) -> np.ndarray:
+        """Per group: measured share of the host's cores busy while it ran (0 without host
+        samples); the floor under more-slots scenarios (see ``analysis/hostcpu.py``)."""
+        return busy_share(self.run, self.timeline)
+
     # -- numbers ----------------------------------------------------------
     @property
     def wall_ms(self) -> float:
@@ -133,8 +140,17 @@ class Analysis:
                 if d is self.timeline.duration and slots_factor == 1.0:
                     self._cache[key] = self.simulated_baseline_ms    # nothing changed
                 else:
-                    self._cache[key] = replay(self.timeline, d, slots_factor).total_ms
+                    self._cache[key] = self._replay_total(d, float(slots_factor))
         return self._cache[key]
+
+    def _replay_total(self, d: np.ndarray, slots_factor: float) -> float:
+        r = replay(self.timeline, d, slots_factor)
+        share = self.cpu_share
+        if slots_factor <= 1.0 or not share.any():
+            return r.total_ms       # the host floor cannot bind (see analysis/hostcpu.py)
+        at_measured = (self.baseline.makespan if d is self.timeline.duration
+                       else replay(self.timeline, d, 1.0).makespan)
+        return float(with_floor(r.makespan, at_measured, share).sum())
 
     def whatif(self, disk: float = 1.0, network: float = 1.0, slots_factor: float = 1.0,
                gc: bool = True, stragglers: bool = True) -> float:
@@ -237,9 +253,18 @@ class Analysis:
             "no_stragglers_ms": self.whatif(stragglers=False),
             "slots_x2_ms": self.whatif(slots_factor=2.0),
             "disk_is_upper_bound": True,
+            # measured: how busy the host's cores were while tasks ran (local masters only)
+            "host_cores": host_cores(self.run),
+            "host_cpu_busy_share": self._busy_share_overall(),
             "groups": int(self.timeline.n_groups),
             "slots_used": int(self.timeline.group_slots.max(initial=0)),
         }
+
+    def _busy_share_overall(self) -> float | None:
+        share, span = self.cpu_share, self.timeline.group_actual
+        if not share.any() or span.sum() <= 0:
+            return None
+        return float((share * span).sum() / span.sum())
 
     def summary(self) -> dict:
         """JSON-able digest with DESIGN.md's schema (and a few extra keys)."""

@@ -1,0 +1,66 @@
+"""The host's CPU as a floor under the "more slots" what-if, for runs on one machine.
+
+The replay (NSDI'15 §2.3.2) keeps every task's duration when slots are added. That holds when
+the new slots bring their own cores (more executors on more machines). With ``local[N]`` the
+new slots share the cores that were already there with the driver, the JIT and GC threads,
+Python workers and whatever else runs on the machine; under ``local[1]`` on two cores that
+background work had a core to itself, and with two task threads it takes time from them.
+
+The monotask view (HotOS'17 §5) gives the bound: a stage group cannot finish faster than the
+CPU work done while it ran divided by the cores. From the host samples the collector took
+(``run.host_cpu``, cumulative busy core-ms), each group gets its measured **busy share**
+``s = busy core-ms during the group / (cores × the group's span)``, in [0, 1]. A scenario with
+more slots on the same host replays each group both ways and keeps the larger:
+
+    makespan'_g = max(replay(d', k × slots)_g, s_g × replay(d', slots)_g)
+
+The floor is in the replay's own units (a share of the group's replay at its measured slots,
+for the scenario's task durations ``d'``), so every scenario is still reported as
+``actual × simulated / simulated_baseline`` and the replay's model error cancels; the CPU work
+shrinks with the scenario's durations (e.g. without GC). Since ``s ≤ 1`` and fewer slots never
+replay faster, the floor never changes a scenario with ``slots_factor ≤ 1``; and it is the same
+for every ``k``, so more slots are still never slower. Runs without host samples (event logs,
+the REST API, clusters) get ``s = 0``: the plain replay, as in the paper.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..model import Run
+from .timeline import Timeline
+
+
+def busy_share(run: Run, tl: Timeline) -> np.ndarray:
+    """Per group: the measured share of the host's cores that were busy while it ran."""
+    G = tl.n_groups
+    h = run.host_cpu
+    if G == 0 or len(h) < 2 or not tl.has_times:
+        return np.zeros(G)
+    frame = pd.DataFrame({
+        "t": pd.to_numeric(h["time_ms"], errors="coerce"),
+        "b": pd.to_numeric(h["busy_core_ms"], errors="coerce"),
+        "c": pd.to_numeric(h["cores"], errors="coerce"),
+    }).dropna().sort_values("t")
+    if len(frame) < 2 or frame["c"].max() <= 0:
+        return np.zeros(G)
+    t, b = frame["t"].to_numpy(), frame["b"].to_numpy()
+    cores = float(frame["c"].max())
+    lo = np.maximum(tl.group_start, t[0])     # only the part of a group the samples cover
+    hi = np.minimum(tl.group_end, t[-1])
+    span = tl.group_end - tl.group_start
+    busy = np.interp(hi, t, b) - np.interp(lo, t, b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where((span > 0) & (hi > lo), busy / (cores * span), 0.0)
+    return np.clip(np.nan_to_num(share), 0.0, 1.0)
+
+
+def host_cores(run: Run) -> int:
+    """Cores the host samples were taken over (0 without samples)."""
+    c = pd.to_numeric(run.host_cpu["cores"], errors="coerce").dropna()
+    return int(c.max()) if len(c) else 0
+
+
+def with_floor(makespan: np.ndarray, one_slot_factor: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """``max(makespan, share × makespan at the measured slots)`` per group."""
+    return np.maximum(makespan, share * one_slot_factor)

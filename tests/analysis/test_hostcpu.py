@@ -1,0 +1,108 @@
+"""The host CPU floor under more-slots scenarios: shares by hand, the floor, its properties."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis_synth import T0, make_run, task
+from jupyter_perf.analysis import analyze
+from jupyter_perf.analysis.hostcpu import busy_share, host_cores
+from jupyter_perf.analysis.replay import replay
+
+
+def samples(rate_cores, until=1000.0, step=50.0, cores=2, start=-50.0):
+    """Cumulative busy core-ms sampled every ``step`` ms; ``rate_cores(t)``: cores busy at t."""
+    t = np.arange(start, until + step, step)
+    busy = np.concatenate([[0.0], np.cumsum([rate_cores(x) * step for x in t[:-1]])])
+    return pd.DataFrame({"time_ms": T0 + t, "busy_core_ms": busy, "cores": cores})
+
+
+def four_tasks_one_slot(host=None):
+    # local[1]: four 100 ms tasks back to back on one slot, on a 2-core host
+    run = make_run([task(100 * i, 100) for i in range(4)], slots=1)
+    if host is not None:
+        run.host_cpu = host
+    return run
+
+
+def test_busy_share_by_hand():
+    # two groups: 0-100 ms with 2 cores busy, 300-400 ms with 1 of 2 busy; a gap between
+    run = make_run([task(0, 100, stage=0), task(300, 100, stage=1)], slots=1)
+    run.host_cpu = samples(lambda t: 2.0 if t < 200 else 1.0)
+    a = analyze(run)
+    assert a.timeline.n_groups == 2
+    assert busy_share(run, a.timeline) == pytest.approx([1.0, 0.5])
+    assert host_cores(run) == 2
+    assert a.whatif_summary()["host_cpu_busy_share"] == pytest.approx(0.75)
+
+
+def test_no_samples_no_floor():
+    run = four_tasks_one_slot()
+    a = analyze(run)
+    assert not a.cpu_share.any()
+    assert a.whatif(slots_factor=2.0) == pytest.approx(200.0)     # the plain replay: 2 waves
+    assert a.whatif_summary()["host_cpu_busy_share"] is None
+    assert a.whatif_summary()["host_cores"] == 0
+
+
+def test_idle_second_core_leaves_the_replay_alone():
+    # the task thread kept one of two cores busy: a second slot has a free core
+    a = analyze(four_tasks_one_slot(samples(lambda t: 1.0)))
+    assert a.cpu_share == pytest.approx([0.5])
+    assert a.whatif(slots_factor=2.0) == pytest.approx(200.0)
+
+
+def test_busy_host_bounds_more_slots():
+    # both cores were busy (the task thread + as much background work): a second slot on
+    # the same host has no core to run on, so it cannot make the group faster
+    a = analyze(four_tasks_one_slot(samples(lambda t: 2.0)))
+    assert a.cpu_share == pytest.approx([1.0])
+    assert a.whatif(slots_factor=2.0) == pytest.approx(400.0)
+    # 1.5 of 2 cores busy: the floor is 300 ms of the 400 ms group
+    a = analyze(four_tasks_one_slot(samples(lambda t: 1.5)))
+    assert a.whatif(slots_factor=2.0) == pytest.approx(300.0)
+    assert a.whatif(slots_factor=4.0) == pytest.approx(300.0)
+
+
+def test_floor_shrinks_with_the_scenario_work():
+    # half of each task is GC; without GC the CPU work (and its floor) halves too
+    run = make_run([task(100 * i, 100, gc_ms=50) for i in range(4)], slots=1)
+    run.host_cpu = samples(lambda t: 2.0)
+    a = analyze(run)
+    assert a.whatif(gc=False) == pytest.approx(200.0)
+    assert a.whatif(gc=False, slots_factor=2.0) == pytest.approx(200.0)
+
+
+@pytest.mark.parametrize("rate", [0.3, 1.0, 1.7, 2.0])
+def test_properties_hold_with_the_floor(rate):
+    tasks = [task(37 * i, 60 + (i * 29) % 90, stage=i // 6, fetch_wait_ms=10, gc_ms=5)
+             for i in range(24)]
+    run = make_run(tasks, slots=2)
+    run.host_cpu = samples(lambda t: rate, until=2000.0)
+    a = analyze(run)
+    assert a.whatif() == a.wall_ms
+    for slots in (0.5, 1.0):       # the floor never binds at or below the measured slots
+        sim = replay(a.timeline, a.timeline.duration, slots).total_ms
+        plain = a.driver_gap_ms + a.actual_ms * sim / a.simulated_baseline_ms
+        assert a.whatif(slots_factor=slots) == pytest.approx(plain)
+    times = [a.whatif(slots_factor=k) for k in (0.5, 1.0, 1.5, 2.0, 4.0, 8.0)]
+    assert all(x >= y - 1e-9 for x, y in zip(times, times[1:])), times   # more slots never slower
+    inf = float("inf")
+    for kw in ("disk", "network"):
+        for k in (1.0, 2.0, 4.0):
+            base = a.whatif(slots_factor=k)
+            two = a.whatif(slots_factor=k, **{kw: 2.0})
+            free = a.whatif(slots_factor=k, **{kw: inf})
+            assert free <= two + 1e-9 <= base + 2e-9
+
+
+def test_partial_coverage_only_counts_what_was_sampled():
+    # samples start half-way through the group: the share is a lower bound, never more
+    run = four_tasks_one_slot(samples(lambda t: 2.0, start=200.0))
+    share = busy_share(run, analyze(run).timeline)
+    assert share == pytest.approx([0.5])
+
+
+def test_bad_samples_are_ignored():
+    run = four_tasks_one_slot(pd.DataFrame({"time_ms": [T0, None], "busy_core_ms": ["x", 5],
+                                            "cores": [2, 2]}))
+    assert not analyze(run).cpu_share.any()

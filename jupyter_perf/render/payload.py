@@ -145,6 +145,7 @@ def build(a: Analysis, lanes: Lanes | None = None) -> tuple[dict[str, np.ndarray
         "actual_ms": float(a.actual_ms), "driver_gap_ms": float(a.driver_gap_ms),
         "wall_ms": float(a.wall_ms), "base_ms": float(a.simulated_baseline_ms),
         "model_error": float(a.model_error),
+        "cpu_share": [float(x) for x in a.cpu_share],
         "group_start": [float(x - lo) for x in gs] if tl.has_times else [0.0] * len(gs),
         "group_end": [float(x - lo) for x in ge] if tl.has_times else [0.0] * len(ge),
         "window_ms": float(tl.window[1] - tl.window[0]) if n else float(a.wall_ms),

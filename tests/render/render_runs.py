@@ -6,6 +6,7 @@ import copy
 import os
 import sys
 
+import numpy as np
 import pandas as pd
 
 from jupyter_perf.model import Run
@@ -83,4 +84,24 @@ def with_speculative(run: Run) -> Run:
     return r
 
 
-__all__ = ["HOSTILE", "hostile_copy", "pd", "skewed_join_run", "synthetic", "with_speculative"]
+def with_host_cpu(run: Run, cores: int = 16) -> Run:
+    """Host CPU samples over the run's window: every other stage group ran with the host's
+    cores all busy, the rest with 35% busy, so the floor binds some groups of a more-slots
+    scenario and not others."""
+    from jupyter_perf.analysis.timeline import build_timeline
+
+    r = copy.deepcopy(run)
+    tl = build_timeline(r)
+    t = np.sort(np.concatenate([tl.group_start, tl.group_end,
+                                [tl.group_start.min() - 100.0, tl.group_end.max() + 100.0]]))
+    mid = (t[:-1] + t[1:]) / 2
+    inside = np.searchsorted(tl.group_start, mid, side="right") - 1
+    busy_group = (inside >= 0) & (inside % 2 == 0) & (mid < tl.group_end[np.maximum(inside, 0)])
+    share = np.where(busy_group, 1.0, 0.35)
+    busy = np.concatenate([[0.0], np.cumsum(share * cores * np.diff(t))])
+    r.host_cpu = pd.DataFrame({"time_ms": t, "busy_core_ms": busy, "cores": cores})
+    return r
+
+
+__all__ = ["HOSTILE", "hostile_copy", "pd", "skewed_join_run", "synthetic", "with_host_cpu",
+           "with_speculative"]

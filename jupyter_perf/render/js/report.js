@@ -210,9 +210,22 @@ const JP = (() => {
     return M.driver_gap_ms + M.actual_ms * sim / M.base_ms;
   }
 
+  // hostcpu.with_floor: more slots on the same host cannot beat its measured CPU busy share.
+  function hostFloor(D, d, r, slotsFactor) {
+    const share = D.meta.cpu_share;
+    if (!(slotsFactor > 1) || !share || !share.some((x) => x > 0)) return;
+    const one = replay(D, d, 1.0, false).makespan;
+    for (let g = 0; g < D.G; g++) {
+      const f = share[g] * one[g];
+      if (f > r.makespan[g]) r.makespan[g] = f;
+    }
+    r.total = npSum(r.makespan);
+  }
+
   function whatif(D, s, wantStarts) {
     const d = durations(D, s);
     const r = replay(D, d, s.slots, wantStarts);
+    hostFloor(D, d, r, s.slots);
     return { predicted: predict(D, r.total), sim: r.total, d, r };
   }
 

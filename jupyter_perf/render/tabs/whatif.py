@@ -25,6 +25,18 @@ class WhatIfParts:
     sim: TimelineParts
 
 
+def host_cpu_note(a: Analysis) -> str:
+    """What bounds the slots scenarios on this host (measured), or why nothing does."""
+    w = a.whatif_summary()
+    share, cores = w.get("host_cpu_busy_share"), w.get("host_cores")
+    if share is None or not cores:
+        return ("<div class='muted'>Added slots are assumed to bring their own cores "
+                "(no host CPU samples for this run).</div>")
+    return (f"<div class='muted'>Added slots share this host's {int(cores)} cores: they were "
+            f"<b>{100 * share:.0f}% busy</b> (measured) while tasks ran, so no slot count "
+            "can finish a stage group faster than that share of its replay.</div>")
+
+
 def whatif_tab(a: Analysis) -> tuple[TabPanel, WhatIfParts]:
     stops = [stop_label(f) for f in DISK_STOPS]
     slot_stops = [f"×{f:g}" for f in SLOT_STOPS]
@@ -55,7 +67,8 @@ def whatif_tab(a: Analysis) -> tuple[TabPanel, WhatIfParts]:
         "Disk is an <b>upper bound</b>: it also removes the input/output wait that Spark does not "
         "measure (estimated from the unexplained run time of tasks that read or write).</div>"
         f"<div class='muted'>Driver gaps (no task running: {fmt.ms(a.driver_gap_ms)}) stay fixed. "
-        "Slots: every stage group replayed on round(k × the slots it used).</div>",
+        "Slots: every stage group replayed on round(k × the slots it used).</div>"
+        + host_cpu_note(a),
         name="jp-whatif-labels")
     sim = lane_figure("jp-sim", max(1, int(a.timeline.group_slots.max(initial=1))),
                       [f"slot {k}" for k in range(int(a.timeline.group_slots.max(initial=1)))],

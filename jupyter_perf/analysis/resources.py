@@ -13,6 +13,10 @@ the sum over groups. A what-if changes one capacity and is reported like the rep
 
 Stock Spark does not say whether input came from a disk, the page cache or Spark's cache, so
 the disk figure is an upper bound; the throughputs are assumptions, given as parameters.
+
+Twice the slots doubles the CPU capacity, except when the run's host CPU was sampled (local
+masters: every executor shares the driver's host): then the capacity cannot grow past the
+host's cores.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ import math
 import pandas as pd
 
 from ..model import Run
+from .hostcpu import host_cores
 from .timeline import Timeline
 from .whatif import predict
 
@@ -47,6 +52,14 @@ def _hosts(run: Run) -> int:
             return int(hosts.nunique())
     h = run.tasks["host"]
     return max(int(h[h != ""].nunique()), 1)
+
+
+def slots_x2_cpu_speedup(run: Run, cores: int) -> float:
+    """CPU capacity factor of twice the slots: 2, or up to the sampled host's cores."""
+    host = host_cores(run)
+    if host <= 0:
+        return 2.0
+    return max(1.0, min(2.0, host / max(cores, 1)))
 
 
 def resource_model(run: Run, tl: Timeline, params: ResourceParams | None = None) -> dict:
@@ -87,8 +100,9 @@ def resource_model(run: Run, tl: Timeline, params: ResourceParams | None = None)
         "bottleneck": bottleneck,
         "infinite_disk_ms": scenario({"disk": math.inf}),
         "infinite_network_ms": scenario({"network": math.inf}),
-        "slots_x2_ms": scenario({"cpu": 2.0}),
+        "slots_x2_ms": scenario({"cpu": slots_x2_cpu_speedup(run, cores)}),
         "assumptions": {"cores": int(cores), "hosts": int(hosts),
+                        "host_cores": host_cores(run) or None,
                         "disk_mb_per_s": p.disk_mb_per_s, "disks_per_host": p.disks_per_host,
                         "network_gbit_per_s": p.network_gbit_per_s,
                         "disk_is_upper_bound": True},

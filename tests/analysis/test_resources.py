@@ -21,6 +21,19 @@ def test_cpu_bound_ideal_times():
     assert r["slots_x2_ms"] == pytest.approx(200.0 * 100 / 200)  # max(100 cpu, 100 disk)
 
 
+def test_twice_the_slots_cannot_pass_the_sampled_host_cores():
+    import pandas as pd
+    run = make_run([task(100 * i, 100) for i in range(4)], slots=2)
+    assert analyze(run).resources["slots_x2_ms"] == pytest.approx(200.0)   # unsampled: 2x CPU
+    run.host_cpu = pd.DataFrame({"time_ms": [0.0, 1.0], "busy_core_ms": [0.0, 1.0],
+                                 "cores": [2, 2]})
+    r = analyze(run).resources
+    assert r["slots_x2_ms"] == pytest.approx(400.0)        # local[2] on 2 cores: no more CPU
+    assert r["assumptions"]["host_cores"] == 2
+    run.host_cpu["cores"] = 3
+    assert analyze(run).resources["slots_x2_ms"] == pytest.approx(400.0 / 1.5)
+
+
 def test_disk_bound_and_parameters():
     run = make_run([task(0, 100, shuffle_write_bytes=200 * MB)], slots=1)
     r = analyze(run, resource_params=ResourceParams(disk_mb_per_s=1000.0)).resources

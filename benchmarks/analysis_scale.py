@@ -155,9 +155,16 @@ def main() -> None:
     ap.add_argument("--slots", type=int, default=64)
     ap.add_argument("--tasks-per-stage", type=int, default=5000)
     ap.add_argument("--json", action="store_true", help="print the summary's whatif too")
+    ap.add_argument("--host-cpu", action="store_true",
+                    help="attach host CPU samples (10 Hz, 80%% busy), as a local master's run "
+                         "has: the 2x-slots scenario then also replays the host floor")
     args = ap.parse_args()
     t0 = time.perf_counter()
     run = build_run(args.tasks, args.slots, per_stage=args.tasks_per_stage)
+    if args.host_cpu:
+        t = np.arange(run.start_ms - 100.0, run.end_ms + 100.0, 100.0)
+        run.host_cpu = pd.DataFrame({"time_ms": t, "busy_core_ms": np.arange(len(t)) * 80.0 * args.slots,
+                                     "cores": args.slots})
     build_peak_mb = _peak_mb()
     _reset_peak()
     t1 = time.perf_counter()

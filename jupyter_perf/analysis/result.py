@@ -255,12 +255,14 @@ class Analysis:
             "disk_is_upper_bound": True,
             # measured: how busy the host's cores were while tasks ran (local masters only)
             "host_cores": host_cores(self.run),
-            "host_cpu_busy_share": self._busy_share_overall(),
+            "host_cpu_busy_share": self.host_cpu_busy_share,
             "groups": int(self.timeline.n_groups),
             "slots_used": int(self.timeline.group_slots.max(initial=0)),
         }
 
-    def _busy_share_overall(self) -> float | None:
+    @functools.cached_property
+    def host_cpu_busy_share(self) -> float | None:
+        """Measured busy share of the host's cores over the task time (None: not sampled)."""
         share, span = self.cpu_share, self.timeline.group_actual
         if not share.any() or span.sum() <= 0:
             return None

@@ -13,14 +13,12 @@ edges of a stage group, never the totals.
 """
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
-try:
-    import psutil
-except ImportError:  # pragma: no cover - psutil comes with Jupyter; without it, no samples
-    psutil = None
+import psutil
+
+from .periodic import PeriodicSampler
 
 BUSY_FIELDS = ("user", "nice", "system", "irq", "softirq")
 
@@ -30,10 +28,8 @@ def executors_on_this_host(master: str) -> bool:
     return str(master or "").strip().startswith("local")
 
 
-def usable_cpus() -> list[int] | None:
-    """CPU numbers this process may run on (its affinity), or None when unknown."""
-    if psutil is None:
-        return None
+def usable_cpus() -> list[int]:
+    """CPU numbers this process may run on (its affinity)."""
     try:
         return sorted(psutil.Process().cpu_affinity())
     except (AttributeError, OSError, psutil.Error):    # no affinity API (macOS)
@@ -51,25 +47,17 @@ def busy_core_ms(cpus: list[int]) -> float:
     return total * 1000.0
 
 
-class HostCpuSampler(threading.Thread):
+class HostCpuSampler(PeriodicSampler):
     """Samples cumulative busy core-ms of the usable CPUs every ``interval`` s until stop()."""
 
     def __init__(self, interval: float = 0.1):
-        super().__init__(name="jupyter-perf-host-cpu", daemon=True)
-        self.interval = interval
-        self.cpus = usable_cpus() or []
-        self.rows: list[dict[str, Any]] = []
+        super().__init__("jupyter-perf-host-cpu", interval)
+        self.cpus = usable_cpus()
         self.error = ""
-        self._stop_event = threading.Event()
 
     @property
     def available(self) -> bool:
         return bool(self.cpus)
-
-    def run(self) -> None:
-        while not self._stop_event.is_set():
-            self.sample()
-            self._stop_event.wait(self.interval)
 
     def sample(self) -> None:
         try:
@@ -82,9 +70,7 @@ class HostCpuSampler(threading.Thread):
 
     def stop(self) -> list[dict[str, Any]]:
         """Stop, take a last sample, and return every sample."""
-        self._stop_event.set()
-        if self.is_alive():
-            self.join(timeout=2.0)
+        self.halt(timeout=2.0)
         if not self.error:
             self.sample()
         return self.rows

@@ -1,10 +1,10 @@
 """Background sampler of executor memory through the REST API (>= 1 Hz)."""
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
+from .periodic import PeriodicSampler
 from .rest import RestError, SparkRest
 
 PEAK_FIELDS = {
@@ -34,22 +34,14 @@ def memory_rows(executors: list[dict[str, Any]], now_ms: float) -> list[dict[str
     return rows
 
 
-class MemorySampler(threading.Thread):
+class MemorySampler(PeriodicSampler):
     """Polls ``/allexecutors`` every ``interval`` seconds until ``stop()``."""
 
     def __init__(self, rest: SparkRest, interval: float = 0.5):
-        super().__init__(name="jupyter-perf-memory-sampler", daemon=True)
+        super().__init__("jupyter-perf-memory-sampler", interval)
         self.rest = SparkRest(rest.base_url, rest.app_id, rest.attempt_id, timeout=10.0)
-        self.interval = interval
-        self.rows: list[dict[str, Any]] = []
         self.errors = 0
         self.last_error = ""
-        self._stop_event = threading.Event()
-
-    def run(self) -> None:
-        while not self._stop_event.is_set():
-            self.sample()
-            self._stop_event.wait(self.interval)
 
     def sample(self) -> None:
         try:
@@ -59,8 +51,6 @@ class MemorySampler(threading.Thread):
             self.last_error = str(exc)
 
     def stop(self) -> list[dict[str, Any]]:
-        self._stop_event.set()
-        if self.is_alive():
-            self.join(timeout=10)
+        self.halt(timeout=10)
         self.rest.close()
         return self.rows

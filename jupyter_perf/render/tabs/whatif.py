@@ -8,6 +8,7 @@ from bokeh.layouts import column, row
 from bokeh.models import CategoricalSlider, CheckboxGroup, ColumnDataSource, TabPanel
 
 from ...analysis import Analysis
+from ...analysis.hostcpu import host_cores
 from .. import fmt
 from ..payload import DISK_STOPS, SLOT_STOPS, stop_label
 from ..widgets import div, timeline_legend
@@ -27,8 +28,7 @@ class WhatIfParts:
 
 def host_cpu_note(a: Analysis) -> str:
     """What bounds the slots scenarios on this host (measured), or why nothing does."""
-    w = a.whatif_summary()
-    share, cores = w.get("host_cpu_busy_share"), w.get("host_cores")
+    share, cores = a.host_cpu_busy_share, host_cores(a.run)
     if share is None or not cores:
         return ("<div class='muted'>Added slots are assumed to bring their own cores "
                 "(no host CPU samples for this run).</div>")

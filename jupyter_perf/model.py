@@ -317,6 +317,44 @@ MEMORY_COLUMNS = ["time_ms", "executor_id", "used_on_heap_storage_bytes",
 HOST_CPU_COLUMNS = ["time_ms", "busy_core_ms", "cores"]
 
 
+# SQL executions of the window and their physical plans (issue H). Filled by the collectors
+# from Spark's /sql REST endpoint (live UI, History Server) or the event log's SQL events;
+# every source must give equal tables for the same application. Empty when no SQL ran.
+SQL_COLUMNS = [
+    "execution_id",        # int
+    "root_execution_id",   # int, -1 when none (Spark 3.4+: nested executions)
+    "description",         # Spark's description (query text or call site)
+    "details",             # Spark's call-site details (points into the cell's source)
+    "plan_text",           # physicalPlanDescription (the final plan with AQE)
+    "submission_ms", "completion_ms",   # epoch ms
+    "job_ids",             # list[int]: jobs of this execution (in the window)
+    "status",              # COMPLETED | FAILED | RUNNING
+    "error",               # one line
+]
+# One row per plan node (the final plan: with AQE, the one that ran).
+OPERATOR_COLUMNS = [
+    "execution_id", "node_id",
+    "parent_ids",          # list[int]: the nodes consuming this node's output
+    "name",                # Spark's node name: "SortMergeJoin", "Exchange", "Scan parquet "...
+    "description",         # short text: join keys, scan path and format, ... ('' if unknown)
+    "codegen_id",          # int: wholeStageCodegenId, -1 if none
+    "cluster_id",          # int: node id of the WholeStageCodegen cluster holding it, -1 if none
+    "stage_attempts",      # list[[stage_id, attempt]] this node ran in
+]
+# One row per SQL metric of a node, normalised here: ms, bytes, rows / counts.
+SQL_METRIC_COLUMNS = [
+    "execution_id", "node_id",
+    "accumulator_id",      # int, -1 when the source does not say (REST)
+    "name",                # Spark's metric name: "number of output rows", "duration", ...
+    "metric_type",         # Spark's: sum | size | timing | nsTiming | average
+    "unit",                # ms | bytes | rows | count
+    "value",               # total over tasks (and driver updates), normalised
+    "min", "med", "max",   # per-task statistics where Spark gives them, else NaN
+    "max_stage_id", "max_stage_attempt", "max_task_id",   # where the max task ran, -1 if unknown
+    "text",                # Spark's own display string, for cross-checks and tooltips
+]
+
+
 def _frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame | None, columns: list[str]) -> pd.DataFrame:
     df = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows or []))
     for column in columns:
@@ -357,6 +395,10 @@ class Run:
     executors: pd.DataFrame = dataclasses.field(default_factory=lambda: _frame(None, EXECUTOR_COLUMNS))
     memory: pd.DataFrame = dataclasses.field(default_factory=lambda: _frame(None, MEMORY_COLUMNS))
     host_cpu: pd.DataFrame = dataclasses.field(default_factory=lambda: _frame(None, HOST_CPU_COLUMNS))
+    sql: pd.DataFrame = dataclasses.field(default_factory=lambda: _frame(None, SQL_COLUMNS))
+    operators: pd.DataFrame = dataclasses.field(default_factory=lambda: _frame(None, OPERATOR_COLUMNS))
+    sql_metrics: pd.DataFrame = dataclasses.field(
+        default_factory=lambda: _frame(None, SQL_METRIC_COLUMNS))
     listener_stages: pd.DataFrame | None = None   # sparkmeasure's own stage metrics, for cross-checks
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -367,6 +409,9 @@ class Run:
         self.executors = _frame(self.executors, EXECUTOR_COLUMNS)
         self.memory = _frame(self.memory, MEMORY_COLUMNS)
         self.host_cpu = _frame(self.host_cpu, HOST_CPU_COLUMNS)
+        self.sql = _frame(self.sql, SQL_COLUMNS)
+        self.operators = _frame(self.operators, OPERATOR_COLUMNS)
+        self.sql_metrics = _frame(self.sql_metrics, SQL_METRIC_COLUMNS)
 
     # -- derived numbers --------------------------------------------------
     @property

@@ -15,23 +15,7 @@ import pandas as pd
 
 from ..model import Run
 
-# component -> (label, measured|estimated, Spark metric users search for)
-COMPONENTS: dict[str, tuple[str, str, str]] = {
-    "scheduler_delay": ("scheduler delay", "measured", "schedulerDelay"),
-    "deserialize": ("task deserialization", "measured", "executorDeserializeTime"),
-    "result_serialization": ("result serialization", "measured", "resultSerializationTime"),
-    "getting_result": ("getting result", "measured", "gettingResultTime"),
-    "cpu": ("CPU", "measured", "executorCpuTime"),
-    "gc": ("JVM GC", "measured", "jvmGcTime"),
-    "shuffle_fetch_wait": ("shuffle read blocked", "measured", "shuffleFetchWaitTime"),
-    "shuffle_write": ("shuffle write", "measured", "shuffleWriteTime"),
-    "io_wait_est": ("input/output wait (estimated)", "estimated",
-                    "executorRunTime - CPU - GC - fetch wait - shuffle write"),
-    "other_wait_est": ("other wait (estimated)", "estimated",
-                       "executorRunTime - CPU - GC - fetch wait - shuffle write"),
-    "unaccounted": ("unaccounted (estimated)", "estimated",
-                    "duration - run - scheduler delay - deserialize - result ser. - getting result"),
-}
+from .components import BY_KEY, COMPONENTS, KEYS  # noqa: F401  (the one definition)
 
 # Coarse categories the verdict reasons about.
 CATEGORIES: dict[str, tuple[str, ...]] = {
@@ -64,24 +48,25 @@ def task_breakdown(run: Run, durations: np.ndarray | None = None) -> pd.DataFram
         "getting_result": t["getting_result_ms"].to_numpy(dtype="float64"),
     }
     unaccounted = np.maximum(durations - run_ms - sum(outside.values()), 0.0)
-    return pd.DataFrame({
+    columns = {
         **outside,
         "cpu": cpu, "gc": gc, "shuffle_fetch_wait": fw, "shuffle_write": sw,
         "io_wait_est": np.where(does_io, rest, 0.0),
         "other_wait_est": np.where(does_io, 0.0, rest),
         "unaccounted": unaccounted,
-    }, index=t.index)
+    }
+    return pd.DataFrame({k: columns[k] for k in KEYS}, index=t.index)
 
 
 def totals(per_task: pd.DataFrame) -> dict[str, dict]:
     """Component -> {ms, share, kind, label, spark_metric}; shares of the summed components."""
-    sums = per_task.sum(axis=0) if len(per_task) else pd.Series(0.0, index=list(COMPONENTS))
+    sums = per_task.sum(axis=0) if len(per_task) else pd.Series(0.0, index=list(KEYS))
     total = float(sums.sum())
     out: dict[str, dict] = {}
-    for name, (label, kind, metric) in COMPONENTS.items():
-        ms = float(sums.get(name, 0.0))
-        out[name] = {"ms": ms, "share": (ms / total) if total > 0 else 0.0, "kind": kind,
-                     "label": label, "spark_metric": metric}
+    for c in COMPONENTS:
+        ms = float(sums.get(c.key, 0.0))
+        out[c.key] = {"ms": ms, "share": (ms / total) if total > 0 else 0.0, "kind": c.kind,
+                      "label": c.label, "spark_metric": c.spark_metric}
     return out
 
 

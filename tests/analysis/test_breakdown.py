@@ -3,7 +3,8 @@ import pytest
 
 from analysis_synth import make_run, task
 from jupyter_perf.analysis import analyze
-from jupyter_perf.analysis.breakdown import COMPONENTS, category_shares, task_breakdown
+from jupyter_perf.analysis.breakdown import category_shares, task_breakdown
+from jupyter_perf.analysis.components import KEYS
 
 
 def test_components_of_one_task():
@@ -38,7 +39,7 @@ def test_output_writers_get_io_wait():
 def test_totals_are_marked_measured_or_estimated_and_include_failed_attempts():
     run = make_run([task(0, 40, cpu_ms=40, status="FAILED"), task(40, 60, cpu_ms=30)], slots=1)
     bd = analyze(run).summary()["breakdown"]
-    assert set(bd) == set(COMPONENTS)
+    assert set(bd) == set(KEYS)
     assert bd["cpu"]["ms"] == 70 and bd["cpu"]["kind"] == "measured"
     assert bd["other_wait_est"]["ms"] == 30 and bd["other_wait_est"]["kind"] == "estimated"
     assert bd["io_wait_est"]["kind"] == "estimated"

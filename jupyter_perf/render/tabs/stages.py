@@ -8,7 +8,7 @@ from bokeh.models import ColumnDataSource, HoverTool, TabPanel
 from bokeh.plotting import figure
 
 from ...analysis import Analysis
-from ...analysis.breakdown import COMPONENTS
+from ...analysis.components import COMPONENTS, KEYS
 from ..style import COMPONENT_COLORS, ESTIMATED_HATCH
 from .. import fmt
 from ..widgets import div, swatch, table
@@ -37,10 +37,10 @@ def stage_rows(a: Analysis) -> pd.DataFrame:
     for name, _ in QUANTILES:
         if name not in st.columns:
             st[name] = np.nan
-    for k in COMPONENTS:
+    for k in KEYS:
         if f"bd_{k}" not in st.columns:
             st[f"bd_{k}"] = 0.0
-    bd_cols = [f"bd_{k}" for k in COMPONENTS]
+    bd_cols = [f"bd_{k}" for k in KEYS]
     st[bd_cols] = st[bd_cols].fillna(0.0)
     st["task_time_ms"] = st[bd_cols].sum(axis=1)
     return st
@@ -99,7 +99,8 @@ def _stage_bars(st: pd.DataFrame):
                x_axis_label="seconds of task time", name="jp-stage-bars")
     left = np.zeros(len(top))
     items = []
-    for k, (label, kind, _metric) in COMPONENTS.items():
+    for comp in COMPONENTS:
+        k, label, kind = comp.key, comp.label, comp.kind
         w = top[f"bd_{k}"].to_numpy(float) / 1000.0
         if not (w > 0).any():
             continue

@@ -37,16 +37,13 @@ def text_of(snap: ProgressSnapshot) -> str:
 
 
 def mode_for(shell: Any) -> str:
-    """'widget' in a Jupyter kernel, 'text' where widgets cannot render, 'none' to turn off."""
+    """'widget' in a Jupyter kernel, 'none' elsewhere; JUPYTER_PERF_PROGRESS=text|none forces
+    the plain-text display (front ends without widgets) or none."""
     forced = os.environ.get("JUPYTER_PERF_PROGRESS", "").strip().lower()
     if forced in ("widget", "text", "none"):
         return forced
     if shell is None or type(shell).__name__ != "ZMQInteractiveShell":
         return "none"                      # a terminal: Spark work shows no cell to update
-    try:
-        import ipywidgets  # noqa: F401
-    except ImportError:
-        return "text"
     return "widget"
 
 

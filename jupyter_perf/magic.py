@@ -14,6 +14,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
+from .errors import one_line
 from .live import LiveDisplay, mode_for
 from .measuring import analysis_or_none, remember, save
 from .render import inline
@@ -149,8 +150,7 @@ class PerfMagics(Magics):
         except Exception as exc:   # e.g. the session was stopped: never lose the cell itself
             window.stop_background()
             live.replace(None, "")
-            print(f"perfmeasure: could not start measuring ({type(exc).__name__}: "
-                  f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}); running the "
+            print(f"perfmeasure: could not start measuring ({one_line(exc)}); running the "
                   "cell unmeasured — restart Spark with jupyter_perf.spark_session()",
                   file=sys.stderr)
             return self._run_plain(cell)
@@ -167,8 +167,7 @@ class PerfMagics(Magics):
                 # py4j may turn Ctrl-C into an error from the call after it (Spark 4):
                 # the user pressed Ctrl-C, so that is what they see.
                 raise interrupt from None
-            self._finish(window, live, args, "failed",
-                         (f"{type(exc).__name__}: {exc}".splitlines() or [""])[0])
+            self._finish(window, live, args, "failed", one_line(exc, limit=2000))
             raise
         self._finish(window, live, args, "ok", "")
         return value

@@ -2,21 +2,42 @@
 from __future__ import annotations
 
 import logging
+import threading
+import weakref
 from typing import Any, Callable
 
+from IPython import get_ipython
+
+from .errors import one_line
 from .model import Run
 
 log = logging.getLogger("jupyter_perf")
-_last: list[Run] = []
+
+
+class _PlainPython:
+    """Stands for the kernel when no IPython shell runs (a script calling ``jp.measure``)."""
+
+
+_PLAIN = _PlainPython()
+_newest: "weakref.WeakKeyDictionary[Any, Run]" = weakref.WeakKeyDictionary()
+_newest_lock = threading.Lock()
+
+
+def _kernel() -> Any:
+    """The IPython shell this code runs in (the kernel), or the plain-Python stand-in."""
+    shell = get_ipython()
+    return shell if shell is not None else _PLAIN
 
 
 def remember(run: Run) -> None:
-    _last[:] = [run]
+    with _newest_lock:
+        _newest[_kernel()] = run
 
 
 def last_run() -> Run | None:
-    """The newest Run measured in this process (``%%perfmeasure -o NAME`` also binds it)."""
-    return _last[0] if _last else None
+    """The newest Run measured in this kernel (``%%perfmeasure -o NAME`` also binds it)."""
+    with _newest_lock:
+        return _newest.get(_kernel())
 
 
 def save(run: Run, summary: dict[str, Any] | None = None) -> str | None:
@@ -33,15 +54,13 @@ def save(run: Run, summary: dict[str, Any] | None = None) -> str | None:
 
 def analysis_or_none(run: Run):
     """(Analysis, summary) of ``run``, or (None, None) if the analysis fails: never lose a run."""
-    try:
-        from .analysis import analyze
-    except ImportError:
-        return None, None
+    from .analysis import analyze
+
     try:
         analysis = analyze(run)
         return analysis, analysis.summary()
     except Exception as exc:
-        run.warnings.append(f"analysis failed: {type(exc).__name__}: {exc}")
+        run.warnings.append(f"analysis failed: {one_line(exc)}")
         return None, None
 
 
@@ -66,7 +85,7 @@ def measure(fn: Callable[[], Any], spark=None, label: str = "", store: bool = Tr
         _close(run, store)
         raise
     except BaseException as exc:
-        run = window.finish("failed", f"{type(exc).__name__}: {exc}".splitlines()[0])
+        run = window.finish("failed", one_line(exc, limit=2000))
         _close(run, store)
         raise
     run = window.finish()

@@ -7,10 +7,15 @@ executor memory metrics arrive during short cells.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
+import threading
+import weakref
 from typing import Any
+
+from .errors import JupyterPerfError, one_line
 
 SPARKMEASURE_VERSION = "0.24"
 SPARKMEASURE_GROUP = "ch.cern.sparkmeasure"
@@ -27,8 +32,36 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 
-class SessionError(RuntimeError):
+class SessionError(JupyterPerfError):
     """A one-line problem starting Spark, with the next step in the message."""
+
+
+@dataclasses.dataclass
+class SessionState:
+    """What jupyter-perf knows about one SparkContext; it lives and dies with that context."""
+
+    jar_problem: str = ""    # why sparkmeasure is missing, shown on every report of the session
+    listeners: Any = None    # collect.listener.Listeners, created on first use, reused by cells
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+
+
+_states: "weakref.WeakKeyDictionary[Any, SessionState]" = weakref.WeakKeyDictionary()
+_states_lock = threading.Lock()
+
+
+def session_state(sc) -> SessionState:
+    """The state attached to SparkContext ``sc`` (created empty on first use).
+
+    Keyed by the context object itself, weakly: a stopped and collected context takes its
+    state with it, and a new context never inherits the listeners of an old one.
+    """
+    with _states_lock:
+        for old in [k for k in _states if k is not sc and getattr(k, "_jsc", None) is None]:
+            del _states[old]          # stopped contexts: their listeners would keep them alive
+        state = _states.get(sc)
+        if state is None:
+            state = _states[sc] = SessionState()
+        return state
 
 
 def scala_binary_version(pyspark_version: str | None = None) -> str:
@@ -63,10 +96,8 @@ def check_java() -> str:
 
 def active_session():
     """The active SparkSession, or None. Never creates one."""
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
-        return None
+    from pyspark.sql import SparkSession
+
     return SparkSession.getActiveSession()
 
 
@@ -78,7 +109,8 @@ def spark_session(master: str | None = None, app_name: str = "jupyter-perf",
     ``spark_session(**{"spark.sql.shuffle.partitions": "8"})``. An active session is
     returned unchanged. If the sparkmeasure jar cannot be resolved (no network, or no
     artifact for this Scala version), Spark starts without it and runs are collected from
-    the REST API only; the reason is kept in ``jar_problem`` and shown on every report.
+    the REST API only; the reason travels with the session (``session_state``) and is
+    shown on every report.
     """
     from pyspark.sql import SparkSession
 
@@ -109,14 +141,10 @@ def spark_session(master: str | None = None, app_name: str = "jupyter-perf",
         raise SessionError(f"could not start Spark: {_first_line(exc2)}; check that JDK 17 is "
                            "installed (java -version) and JAVA_HOME points at it") from exc2
     _warmed(spark, warm_up)
-    jar_problem[spark.sparkContext.applicationId] = (
+    session_state(spark.sparkContext).jar_problem = (
         f"sparkmeasure ({','.join(p for p in packages if 'spark-measure' in p)}) could not be "
         f"loaded ({first}); collecting from Spark's REST API only")
     return spark
-
-
-#: application id -> why sparkmeasure is missing, for the report's warnings
-jar_problem: dict[str, str] = {}
 
 
 def _warmed(spark, warm_up: bool):
@@ -131,15 +159,16 @@ def _warmed(spark, warm_up: bool):
 
 
 def _first_line(exc: BaseException) -> str:
-    java = getattr(exc, "java_exception", None)      # Py4JJavaError: the JVM's own message
+    """The JVM's own message for a Py4JJavaError (its Python text is a Java stack trace)."""
+    java = getattr(exc, "java_exception", None)
     if java is not None:
         try:
-            text = str(java.toString()).strip()
-            return text.splitlines()[0][:300] if text else type(exc).__name__
+            text = str(java.toString())
+            if text.strip():
+                return one_line(Exception(text), with_type=False)
         except Exception:
             pass
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__
+    return one_line(exc, with_type=False)
 
 
 def _build(master: str, app_name: str, settings: dict[str, str]):

@@ -66,7 +66,7 @@ class HostCpuSampler(PeriodicSampler):
                               "cores": len(self.cpus)})
         except (OSError, AttributeError) as exc:
             self.error = str(exc)
-            self._stop_event.set()
+            self.end_loop()
 
     def stop(self) -> list[dict[str, Any]]:
         """Stop, take a last sample, and return every sample."""

@@ -2,14 +2,15 @@
 
 The listeners are created once per SparkContext and reused for every cell
 (``begin()`` clears their buffers), so measuring many cells never adds more
-listeners to Spark's bus.
+listeners to Spark's bus. They are kept in the context's ``SessionState``.
 """
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pandas as pd
+
+from ..errors import JupyterPerfError
 
 # sparkmeasure StageVals fields read back through py4j (names as sparkmeasure prints them).
 STAGE_FIELDS = [
@@ -21,11 +22,7 @@ STAGE_FIELDS = [
     "memoryBytesSpilled", "diskBytesSpilled", "peakExecutionMemory",
 ]
 
-_lock = threading.Lock()
-_by_context: dict[int, "Listeners"] = {}
-
-
-class ListenerUnavailable(RuntimeError):
+class ListenerUnavailable(JupyterPerfError):
     """The sparkmeasure jar is not on the driver's classpath."""
 
 
@@ -78,23 +75,16 @@ def _jar_loaded(spark) -> bool:
 
 def _package_hint() -> str:
     from ..session import sparkmeasure_package
-    try:
-        return sparkmeasure_package()
-    except Exception:
-        return "ch.cern.sparkmeasure:spark-measure_2.12:0.24"
+
+    return sparkmeasure_package()
 
 
 def listeners_for(spark) -> Listeners:
     """The session's listeners, created on first use (raises ListenerUnavailable)."""
-    key = id(spark.sparkContext._jsc)
-    with _lock:
-        found = _by_context.get(key)
-        if found is None:
-            found = Listeners(spark)
-            _by_context[key] = found
-        return found
+    from ..session import session_state
 
-
-def registered_count() -> int:
-    with _lock:
-        return len(_by_context)
+    state = session_state(spark.sparkContext)
+    with state.lock:
+        if state.listeners is None:
+            state.listeners = Listeners(spark)
+        return state.listeners

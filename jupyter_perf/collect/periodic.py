@@ -1,4 +1,4 @@
-"""The loop the window's background samplers share: sample now, then every ``interval`` s."""
+"""The loop the window's background threads share: sample now, then every ``interval`` s."""
 from __future__ import annotations
 
 import threading
@@ -22,8 +22,12 @@ class PeriodicSampler(threading.Thread):
             self.sample()
             self._stop_event.wait(self.interval)
 
+    def end_loop(self) -> None:
+        """Ask the loop to end after the current sample (does not wait; safe from ``sample``)."""
+        self._stop_event.set()
+
     def halt(self, timeout: float) -> None:
         """Stop the loop and wait (bounded) for the thread to end."""
-        self._stop_event.set()
-        if self.is_alive():
+        self.end_loop()
+        if self.is_alive() and threading.current_thread() is not self:
             self.join(timeout=timeout)

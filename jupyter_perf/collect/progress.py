@@ -7,9 +7,11 @@ by streaming task events to the browser.
 from __future__ import annotations
 
 import dataclasses
-import threading
 import time
 from typing import Callable
+
+from ..errors import one_line
+from .periodic import PeriodicSampler
 
 
 @dataclasses.dataclass
@@ -99,32 +101,29 @@ class StatusReader:
             failed=int(s.numFailedTasks()))
 
 
-class ProgressPoller(threading.Thread):
+class ProgressPoller(PeriodicSampler):
     """Calls ``on_update(snapshot)`` at most ``rate`` times a second, only on change."""
 
     def __init__(self, reader: StatusReader, on_update: Callable[[ProgressSnapshot], None],
                  peak_memory: Callable[[], float | None] = lambda: None, rate: float = 2.0):
-        super().__init__(name="jupyter-perf-progress", daemon=True)
+        super().__init__("jupyter-perf-progress", 1.0 / rate)
         self.reader = reader
         self.on_update = on_update
         self.peak_memory = peak_memory
-        self.interval = 1.0 / rate
         self.started = time.monotonic()
         self.updates = 0
         self.last: ProgressSnapshot | None = None
         self.error = ""
-        self._stop_event = threading.Event()
         self._last_key: tuple | None = None
 
-    def run(self) -> None:
-        while not self._stop_event.wait(self.interval):
-            self.poll()
+    def sample(self) -> None:
+        self.poll()
 
     def poll(self, finished: bool = False) -> None:
         try:
             snap = self.reader.read(self.started, self.peak_memory())
         except Exception as exc:   # the JVM is busy or gone: keep the last view
-            self.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            self.error = one_line(exc)
             return
         snap.finished = finished
         self.last = snap
@@ -135,8 +134,6 @@ class ProgressPoller(threading.Thread):
 
     def stop(self) -> ProgressSnapshot | None:
         """Stop polling (no thread is left behind) and deliver one final snapshot."""
-        self._stop_event.set()
-        if self.is_alive():
-            self.join(timeout=10)
+        self.halt(timeout=10)
         self.poll(finished=True)
         return self.last

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from ..errors import one_line
 from ..model import Run, new_run_id, normalize_tasks
 from .hostcpu import HostCpuSampler, executors_on_this_host
 from .listener import ListenerUnavailable, listeners_for
@@ -24,11 +25,6 @@ from .sampler import MemorySampler, memory_rows
 
 TAG_PREFIX = "jupyter-perf-"
 SETTLE_TIMEOUT_S = 15.0
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 def _parse_memory(text: str | None) -> int | None:
@@ -74,13 +70,13 @@ class Window:
         try:   # the settings that shape performance, with secrets redacted as Spark does
             run.extra["spark_conf"] = redact(self.sc.getConf().getAll())
         except Exception as exc:
-            run.warnings.append(f"could not read the Spark conf: {_one_line(exc)}")
+            run.warnings.append(f"could not read the Spark conf: {one_line(exc)}")
         try:
             self.listeners = listeners_for(self.spark)
             self.listeners.begin()
         except ListenerUnavailable as exc:
-            from ..session import jar_problem
-            run.warnings.append(jar_problem.get(run.app_id) or str(exc))
+            from ..session import session_state
+            run.warnings.append(session_state(self.sc).jar_problem or str(exc))
         ui = self.sc.uiWebUrl
         if ui:
             self.rest = SparkRest(ui, run.app_id)
@@ -113,7 +109,7 @@ class Window:
     def stop_background(self) -> None:
         """Stop the sampler and poller threads without collecting (start() failed)."""
         if self.poller is not None:
-            self.poller._stop_event.set()
+            self.poller.halt(timeout=10)
         if self.sampler is not None:
             self.sampler.stop()
         if self.host_cpu is not None:
@@ -127,7 +123,7 @@ class Window:
         try:
             self.sc.cancelJobsWithTag(self.tag)
         except Exception as exc:  # the JVM may be gone
-            self.run.warnings.append(f"could not cancel jobs: {_one_line(exc)}")
+            self.run.warnings.append(f"could not cancel jobs: {one_line(exc)}")
 
     # -- end ----------------------------------------------------------------
     def finish(self, status: str = "ok", error: str = "") -> Run:
@@ -163,7 +159,7 @@ class Window:
                              lambda: self._collect_listener_only(job_ids))
                 run.collector = "sparkmeasure"
         except Exception as exc:   # py4j: the JVM is gone (e.g. killed by an OutOfMemoryError)
-            run.warnings.append(f"Spark stopped answering while collecting ({_one_line(exc)}); "
+            run.warnings.append(f"Spark stopped answering while collecting ({one_line(exc)}); "
                                 "the report is partial — restart the Spark session")
         finally:
             if self.sampler is not None:
@@ -187,7 +183,7 @@ class Window:
         try:
             return fn()
         except Exception as exc:
-            self.run.warnings.append(f"could not {what}: {_one_line(exc)}")
+            self.run.warnings.append(f"could not {what}: {one_line(exc)}")
             return None
 
     def _drain_listener_bus(self) -> None:
@@ -197,7 +193,7 @@ class Window:
         except Exception as exc:
             self.run.warnings.append(
                 f"Spark's listener bus did not drain within {self.settle_timeout:.0f} s "
-                f"({_one_line(exc)}); late task metrics may be missing")
+                f"({one_line(exc)}); late task metrics may be missing")
 
     def _job_ids(self) -> list[int]:
         try:

@@ -4,9 +4,16 @@ Outside ``executorRunTime``: scheduler delay, deserialize, result serialization,
 result (all measured by Spark), plus ``unaccounted`` = duration minus all of those and the run
 time (estimated; usually 0). Inside ``executorRunTime``: CPU, GC, shuffle fetch wait, shuffle
 write (measured) and the rest = run − CPU − GC − fetch wait − shuffle write (never negative),
-which stock Spark does not explain: it is *input/output wait (estimated)* for attempts that
-read input or wrote output, else *other wait (estimated)* (Python workers, locks, CPU
-contention). Failed and killed attempts are included: they used their slot.
+which stock Spark's task metrics do not explain. Out of the rest, in this order:
+
+* *Python UDF* (measured): where Spark's SQL metrics report Python time for an operator
+  (``python_ms`` per task: see ``analysis/operators.py``), never more than the rest;
+* *waiting for a core (estimated)*: the share ``core_wait_share`` (per task, from the host's
+  measured CPU saturation while it ran: ``analysis/hostcpu.py``) of what is left;
+* what is left after that is *input/output wait (estimated)* for attempts that read input or
+  wrote output, else *other wait (estimated)* (locks, Python workers Spark did not time).
+
+Failed and killed attempts are included: they used their slot.
 """
 from __future__ import annotations
 
@@ -23,14 +30,22 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
     "gc": ("gc",),
     "shuffle": ("shuffle_fetch_wait", "shuffle_write"),
     "io": ("io_wait_est",),
+    "python": ("python_udf",),
+    "core_wait": ("core_wait_est",),
     "overhead": ("scheduler_delay", "deserialize", "result_serialization", "getting_result",
                  "unaccounted"),
     "other_wait": ("other_wait_est",),
 }
 
 
-def task_breakdown(run: Run, durations: np.ndarray | None = None) -> pd.DataFrame:
-    """One row per task attempt (row order of ``run.tasks``), one ms column per component."""
+def task_breakdown(run: Run, durations: np.ndarray | None = None,
+                   python_ms: np.ndarray | None = None,
+                   core_wait_share: np.ndarray | None = None) -> pd.DataFrame:
+    """One row per task attempt (row order of ``run.tasks``), one ms column per component.
+
+    ``python_ms``: Python time Spark measured, per task (0 where none); ``core_wait_share``:
+    per task, the part in [0, 1] of its remaining unexplained time spent waiting for a core.
+    """
     t = run.tasks
     run_ms = t["run_ms"].to_numpy(dtype="float64")
     cpu = t["cpu_ms"].to_numpy(dtype="float64")
@@ -38,6 +53,12 @@ def task_breakdown(run: Run, durations: np.ndarray | None = None) -> pd.DataFram
     fw = t["fetch_wait_ms"].to_numpy(dtype="float64")
     sw = t["shuffle_write_time_ms"].to_numpy(dtype="float64")
     rest = np.maximum(run_ms - cpu - gc - fw - sw, 0.0)
+    python = np.zeros(len(t)) if python_ms is None else np.minimum(
+        np.maximum(np.asarray(python_ms, dtype="float64"), 0.0), rest)
+    rest = rest - python
+    core = np.zeros(len(t)) if core_wait_share is None else (
+        rest * np.clip(np.asarray(core_wait_share, dtype="float64"), 0.0, 1.0))
+    rest = rest - core
     does_io = ((t["input_bytes"].to_numpy() > 0) | (t["output_bytes"].to_numpy() > 0))
     if durations is None:
         durations = t["duration_ms"].to_numpy(dtype="float64")
@@ -51,6 +72,7 @@ def task_breakdown(run: Run, durations: np.ndarray | None = None) -> pd.DataFram
     columns = {
         **outside,
         "cpu": cpu, "gc": gc, "shuffle_fetch_wait": fw, "shuffle_write": sw,
+        "python_udf": python, "core_wait_est": core,
         "io_wait_est": np.where(does_io, rest, 0.0),
         "other_wait_est": np.where(does_io, 0.0, rest),
         "unaccounted": unaccounted,

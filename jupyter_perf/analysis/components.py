@@ -25,6 +25,13 @@ class Component(NamedTuple):
 
 
 _REST_FORMULA = "executorRunTime - CPU - GC - fetch wait - shuffle write"
+# Spark's Python SQL metrics (4.0+: "time to run Python workers", 4.2+: "time to execute
+# Python code"), summed per Python evaluation operator and laid over its tasks' unexplained
+# time; Spark 3.5 reports no Python time, so there this component stays 0.
+_PYTHON_METRIC = "pythonProcessingTime | pythonTotalTime (SQL metrics of the Python operators)"
+# The unexplained time of tasks that ran while the host's cores were saturated.
+_CORE_WAIT_FORMULA = ("(executorRunTime - CPU - GC - fetch wait - shuffle write - Python) "
+                      "x host CPU saturation")
 
 COMPONENTS: tuple[Component, ...] = (
     Component("cpu", "CPU", "CPU", "measured", "#4e79a7", "executorCpuTime", True),
@@ -33,8 +40,12 @@ COMPONENTS: tuple[Component, ...] = (
               "shuffleFetchWaitTime", True),
     Component("shuffle_write", "shuffle write", "shuffle write", "measured", "#edc948",
               "shuffleWriteTime", True),
+    Component("python_udf", "Python UDF", "Python UDF", "measured", "#8cd17d",
+              _PYTHON_METRIC, True),
     Component("io_wait_est", "input/output wait (estimated)", "I/O wait (est.)", "estimated",
               "#76b7b2", _REST_FORMULA, True),
+    Component("core_wait_est", "waiting for a core (estimated)", "core wait (est.)", "estimated",
+              "#a0cbe8", _CORE_WAIT_FORMULA, True),
     Component("other_wait_est", "other wait (estimated)", "other (est.)", "estimated", "#bab0ac",
               _REST_FORMULA, True),
     Component("scheduler_delay", "scheduler delay", "sched. delay", "measured", "#b07aa1",

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..model import STAGE_SUM_COLUMNS, Run
 from . import breakdown as _bd
+from . import components
 from .hostcpu import busy_share, host_cores, with_floor
 from .replay import ReplayResult, replay
 from .resources import ResourceParams, resource_model
@@ -286,8 +287,7 @@ class Analysis:
         strag = straggler_summary(self.stragglers, threshold=self.straggler_threshold)
         strag["potential_saving_ms"] = max(0.0, self.wall_ms - whatif["no_stragglers_ms"])
         shares = _bd.category_shares(self.breakdown)
-        sentence, hints = verdict(self.wall_ms, len(run.tasks), self.driver_gap_ms, shares,
-                                  whatif, strag)
+        v = verdict(self.wall_ms, len(run.tasks), self.driver_gap_ms, shares, whatif, strag)
         out = {
             "run_id": run.run_id, "kind": run.kind, "label": run.label,
             "app_id": run.app_id, "app_name": run.app_name,
@@ -299,11 +299,14 @@ class Analysis:
             "task_attempts": int(len(run.tasks)),
             "task_time_ms": float(self.timeline.duration.sum()),
             "breakdown": self.breakdown,
+            "components": components.as_json(),
             "whatif": whatif,
             "resources": self.resources,
             "stragglers": strag,
-            "verdict": sentence,
-            "hints": hints,
+            "verdict": v.sentence,
+            "verdict_category": v.category,
+            "verdict_headline": v.headline,
+            "hints": v.hints,
             "warnings": list(run.warnings) + list(self.timeline.warnings),
         }
         return jsonable(out)

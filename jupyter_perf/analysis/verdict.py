@@ -1,7 +1,18 @@
-"""One honest sentence about where the time went, and concrete fix hints per cause."""
+"""One honest sentence about where the time went, and concrete fix hints per cause.
+
+Besides the sentence, a verdict has a *category* (one word the store indexes and the sidebar
+badges: cpu | gc | shuffle | io | overhead | other_wait | core_wait | driver | python | none)
+and a *headline*: the few words a user reads as the diagnosis ("CPU-bound", "Driver-bound",
+"Waiting for cores").
+"""
 from __future__ import annotations
 
+import dataclasses
+
 from .stragglers import CAUSES
+
+VERDICT_CATEGORIES = ("cpu", "gc", "shuffle", "io", "overhead", "other_wait", "core_wait",
+                      "driver", "python", "none")
 
 HINTS: dict[str, str] = {
     "driver": "Most of the time no Spark task ran: look at driver-side work (collect()/"
@@ -31,18 +42,35 @@ HINTS: dict[str, str] = {
     "other_wait": "Time inside tasks that is neither CPU, GC nor shuffle: often Python worker "
                   "processes (Python UDFs, RDD lambdas) or CPU contention; prefer built-in or "
                   "pandas UDFs.",
+    "python": "Python UDFs (time measured by Spark in its Python workers): built-in functions "
+              "avoid the workers altogether; vectorised pandas/Arrow UDFs cut the per-row cost.",
+    "core_wait": "The host's cores were saturated while tasks ran (other processes, or more "
+                 "busy threads than cores): tasks waited for a core. A quieter machine, or "
+                 "fewer task slots than cores (local[N]), would give them one.",
     "cpu": "CPU-bound: more cores help; so does less work per row (built-in functions, "
            "fewer columns, filtering earlier).",
 }
 
+# category -> (headline, what the share of task time went to)
 CATEGORY_TEXT = {
     "cpu": ("CPU-bound", "CPU"),
     "gc": ("GC-bound", "JVM garbage collection"),
     "shuffle": ("Shuffle-bound", "shuffle read/write"),
     "io": ("I/O-bound (estimated)", "input/output wait (estimated)"),
+    "python": ("Python UDF-bound", "Python UDFs (measured by Spark)"),
+    "core_wait": ("Waiting for cores", "waiting for a core (estimated: the host's CPU was "
+                                       "saturated)"),
     "overhead": ("Overhead-bound", "scheduling, (de)serialization and result handling"),
-    "other_wait": ("Waiting", "unexplained wait (Python workers, contention)"),
+    "other_wait": ("Unexplained wait", "unexplained wait (not CPU, GC, shuffle or I/O)"),
 }
+
+
+@dataclasses.dataclass
+class Verdict:
+    sentence: str
+    category: str              # one of VERDICT_CATEGORIES
+    headline: str
+    hints: list[dict]
 
 
 def _pct(x: float) -> str:
@@ -50,11 +78,11 @@ def _pct(x: float) -> str:
 
 
 def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str, float],
-            whatif: dict, stragglers: dict) -> tuple[str, list[dict]]:
-    """(sentence, hints) from the summary's parts."""
+            whatif: dict, stragglers: dict) -> Verdict:
+    """The verdict from the summary's parts."""
     if n_tasks == 0:
-        return (f"No Spark tasks ran: all {wall_ms / 1000:.2f} s were driver time.",
-                [{"cause": "driver", "hint": HINTS["driver"]}])
+        return Verdict(f"No Spark tasks ran: all {wall_ms / 1000:.2f} s were driver time.",
+                       "none", "No Spark tasks", [{"cause": "driver", "hint": HINTS["driver"]}])
     hints: list[str] = []
     saved = {k: (wall_ms - whatif[k]) / wall_ms if wall_ms > 0 else 0.0
              for k in ("infinite_network_ms", "infinite_disk_ms", "no_gc_ms",
@@ -62,13 +90,15 @@ def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str
     cat = max(shares, key=shares.get)
     label, what = CATEGORY_TEXT[cat]
     gap_share = driver_gap_ms / wall_ms if wall_ms > 0 else 0.0
+    category, headline = cat, label
     if gap_share > 0.5:
+        category, headline = "driver", "Driver-bound"
         head = (f"Driver-bound: no Spark task ran for {_pct(gap_share)} of the time; "
                 f"inside tasks {_pct(shares[cat])} went to {what}")
         hints.append("driver")
     else:
         head = f"{label}: {_pct(shares[cat])} of task time on {what}"
-        if cat in ("gc", "io", "other_wait", "cpu"):
+        if cat in ("gc", "io", "other_wait", "cpu", "python", "core_wait"):
             hints.append(cat)
     parts = [head,
              f"an infinitely fast network would save at most {_pct(saved['infinite_network_ms'])}, "
@@ -100,4 +130,5 @@ def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str
     for h in hints:
         if h in HINTS and h not in seen:
             seen.append(h)
-    return "; ".join(parts) + ".", [{"cause": h, "hint": HINTS[h]} for h in seen]
+    return Verdict("; ".join(parts) + ".", category, headline,
+                   [{"cause": h, "hint": HINTS[h]} for h in seen])

@@ -53,3 +53,23 @@ def test_category_shares():
     assert shares["cpu"] == pytest.approx(0.5)
     assert shares["gc"] == pytest.approx(0.25)
     assert shares["shuffle"] == pytest.approx(0.25)
+
+
+def test_python_time_then_core_wait_are_carved_out_of_the_rest():
+    # run 100 = CPU 40 + rest 60: Python measured 20, then half of the remaining 40 waits for
+    # a core, the last 20 is I/O wait (the task read input).
+    run = make_run([task(0, 100, cpu_ms=40, input_bytes=10),
+                    task(0, 100, cpu_ms=90)], slots=2)
+    bd = task_breakdown(run, python_ms=[20.0, 50.0], core_wait_share=[0.5, 1.0])
+    first, second = bd.iloc[0], bd.iloc[1]
+    assert first["python_udf"] == 20 and first["core_wait_est"] == 20
+    assert first["io_wait_est"] == 20 and first["other_wait_est"] == 0
+    # Python time never exceeds what the task metrics leave unexplained (10 here)
+    assert second["python_udf"] == 10 and second["core_wait_est"] == 0
+    assert (bd.sum(axis=1) == 100).all()
+
+
+def test_new_components_are_zero_without_evidence():
+    bd = task_breakdown(make_run([task(0, 100, cpu_ms=40)], slots=1))
+    assert bd["python_udf"].tolist() == [0] and bd["core_wait_est"].tolist() == [0]
+    assert bd["other_wait_est"].tolist() == [60]

@@ -39,8 +39,9 @@ def test_no_tasks():
 def test_slots_hint_when_more_slots_help():
     wi = {"infinite_network_ms": 100, "infinite_disk_ms": 100, "no_gc_ms": 100,
           "no_stragglers_ms": 100, "slots_x2_ms": 50}
-    sentence, hints = verdict(100, 10, 0, {"cpu": 1.0, "gc": 0, "shuffle": 0, "io": 0,
-                                           "overhead": 0, "other_wait": 0}, wi, {})
+    v = verdict(100, 10, 0, {"cpu": 1.0, "gc": 0, "shuffle": 0, "io": 0,
+                             "overhead": 0, "other_wait": 0}, wi, {})
+    sentence, hints = v.sentence, v.hints
     assert "twice the slots would save 50%" in sentence
     assert {"cause": "slots", "hint": HINTS["slots"]} in hints
 
@@ -48,3 +49,19 @@ def test_slots_hint_when_more_slots_help():
 def test_every_straggler_cause_has_a_hint():
     from jupyter_perf.analysis.stragglers import CAUSES
     assert set(CAUSES) <= set(HINTS)
+
+
+def test_category_and_headline_in_the_summary():
+    from jupyter_perf.analysis.verdict import VERDICT_CATEGORIES
+
+    cases = [
+        (make_run([task(0, 100, cpu_ms=90)] * 2, slots=2), "cpu", "CPU-bound"),
+        (make_run([task(0, 10)], slots=1, start=0, end=1000), "driver", "Driver-bound"),
+        (make_run([task(0, 100, cpu_ms=10, gc_ms=80)], slots=1), "gc", "GC-bound"),
+        (Run(start_ms=0, end_ms=1500), "none", "No Spark tasks"),
+    ]
+    for run, category, headline in cases:
+        s = analyze(run).summary()
+        assert s["verdict_category"] == category and s["verdict_headline"] == headline, s["verdict"]
+        assert s["verdict_category"] in VERDICT_CATEGORIES
+        assert s["verdict"].startswith(headline)

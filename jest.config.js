@@ -1,6 +1,7 @@
 /**
- * jest for the labextension's pure modules (model.ts): `jlpm test` or `jlpm jest`
- * from the repo root. Specs live beside the sources in labextension/src/__tests__.
+ * jest for the labextension's pure modules (format, row, cells, runlist, settings,
+ * version; types.ts has no code): `jlpm test` from the repo root. One spec per module, in
+ * labextension/src/__tests__/<module>.spec.ts.
  */
 module.exports = {
   testEnvironment: 'node',

@@ -1,6 +1,6 @@
 import { ServerConnection } from '@jupyterlab/services';
 
-import { IExportResult, IRunDetail, IRunsPage } from './model';
+import { IExportResult, IRunDetail, IRunsPage } from './types';
 
 import { requestAPI, requestText } from './request';
 

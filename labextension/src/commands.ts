@@ -15,11 +15,15 @@ import { Widget } from '@lumino/widgets';
 
 import { RunsAPI } from './api';
 
-import { IRunDetail, locateCell, runTitle, sameNotebook } from './model';
+import { locateCell, sameNotebook } from './cells';
 
 import { RUN_ITEM_CLASS, SparkRunsPanel } from './panel';
 
 import { ReportView, createReportWidget } from './report';
+
+import { runTitle } from './row';
+
+import { IRunDetail } from './types';
 
 export namespace CommandIDs {
   export const openReport = 'jupyter-perf:open-report';
@@ -88,6 +92,21 @@ function targetRun(ctx: ICommandContext, args: any): string | null {
   return ctx.panel.model.state.rows[0]?.run_id ?? null;
 }
 
+/** The arguments of the commands that act on one run (`describedBy`). */
+const RUN_ARGS = {
+  type: 'object' as const,
+  properties: {
+    runId: {
+      type: 'string',
+      description:
+        'The run id; by default the run under the context menu, selected in ' +
+        'the sidebar, in the report tab in focus, or the newest run.'
+    }
+  }
+};
+
+const NO_ARGS = { args: { type: 'object' as const, properties: {} } };
+
 export function registerCommands(ctx: ICommandContext): void {
   const { app, api, panel, tracker } = ctx;
   const { commands, shell } = app;
@@ -95,6 +114,7 @@ export function registerCommands(ctx: ICommandContext): void {
   commands.addCommand(CommandIDs.openReport, {
     label: 'Open Spark Run Report',
     caption: 'Open the report of a Spark run in a tab',
+    describedBy: { args: RUN_ARGS },
     execute: async args => {
       const runId = targetRun(ctx, args);
       if (!runId) {
@@ -138,6 +158,20 @@ export function registerCommands(ctx: ICommandContext): void {
     label: 'Export Report as HTML',
     caption:
       'Write the standalone report of a Spark run (works offline) into the Jupyter root',
+    describedBy: {
+      args: {
+        ...RUN_ARGS,
+        properties: {
+          ...RUN_ARGS.properties,
+          path: {
+            type: 'string',
+            description:
+              'Where to write the file, relative to the Jupyter root, ending in .html ' +
+              '(default: jupyter-perf-<run id>.html at the root)'
+          }
+        }
+      }
+    },
     execute: async args => {
       const runId = targetRun(ctx, args);
       if (!runId) {
@@ -179,6 +213,7 @@ export function registerCommands(ctx: ICommandContext): void {
   commands.addCommand(CommandIDs.goToCell, {
     label: 'Go to Cell',
     caption: 'Show the notebook cell that produced this run',
+    describedBy: { args: RUN_ARGS },
     execute: async args => {
       const runId = targetRun(ctx, args);
       if (!runId) {
@@ -258,6 +293,7 @@ export function registerCommands(ctx: ICommandContext): void {
   commands.addCommand(CommandIDs.deleteRun, {
     label: 'Delete Run',
     caption: 'Delete this run and its report from the run store',
+    describedBy: { args: RUN_ARGS },
     execute: async args => {
       const runId = targetRun(ctx, args);
       if (!runId) {
@@ -286,11 +322,13 @@ export function registerCommands(ctx: ICommandContext): void {
 
   commands.addCommand(CommandIDs.refresh, {
     label: 'Refresh Spark Runs',
+    describedBy: NO_ARGS,
     execute: () => panel.refresh()
   });
 
   commands.addCommand(CommandIDs.showRuns, {
     label: 'Show Spark Runs',
+    describedBy: NO_ARGS,
     execute: () => {
       shell.activateById(panel.id);
     }

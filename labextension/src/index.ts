@@ -15,15 +15,18 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { RunsAPI } from './api';
 
+// The sidebar and its commands are created in activate(): load them with the plugin.
+// eslint-disable-next-line jupyter/prefer-lazy-imports
 import { CommandIDs, registerCommands } from './commands';
 
-import { readSettings, versionMismatch } from './model';
-
+// eslint-disable-next-line jupyter/prefer-lazy-imports
 import { SparkRunsPanel } from './panel';
 
 import { ReportView } from './report';
 
-import { FRONTEND_VERSION } from './version';
+import { readSettings } from './settings';
+
+import { FRONTEND_VERSION, versionMismatch } from './version';
 
 /**
  * The plugin id; the settings (schema/plugin.json) and the sidebar's restore

@@ -1,24 +1,32 @@
 import { Message } from '@lumino/messaging';
 
+import { IPoll, Poll } from '@lumino/polling';
+
 import { Widget } from '@lumino/widgets';
 
 import { LabIcon, refreshIcon } from '@jupyterlab/ui-components';
 
 import { RunsAPI } from './api';
 
+import { pageLabel } from './format';
+
 import {
-  IRunRow,
-  ISidebarSettings,
-  RunsListModel,
-  pageLabel,
   runSubtitle,
   runTitle,
   runTooltip,
   statusText,
-  verdictBadge,
+  verdictBadge
+} from './row';
+
+import { RunsListModel } from './runlist';
+
+import {
   DEFAULT_MAX_RUNS,
-  DEFAULT_REFRESH_SECONDS
-} from './model';
+  DEFAULT_REFRESH_SECONDS,
+  ISidebarSettings
+} from './settings';
+
+import { IRunRow } from './types';
 
 /** The CSS class the item context menu is attached to. */
 export const RUN_ITEM_CLASS = 'jp-perf-run-item';
@@ -57,9 +65,10 @@ function el<K extends keyof HTMLElementTagNameMap>(
  * It shows one page of runs (at most `maxRuns` rows, so thousands of runs never
  * become thousands of DOM nodes; older runs are one click away) and re-fetches
  * only that page every `refreshInterval` seconds while the panel and the
- * browser tab are visible; hidden, it does not poll. A poll that changed
- * nothing touches only the "5 min ago" texts. All run data is written with
- * textContent, never as HTML.
+ * browser tab are visible. A `Poll` (@lumino/polling) keeps the schedule: it
+ * stands by while the panel or the browser tab is hidden and backs off while
+ * the server does not answer. A poll that changed nothing touches only the
+ * "5 min ago" texts. All run data is written with textContent, never as HTML.
  */
 export class SparkRunsPanel extends Widget {
   constructor(options: {
@@ -151,6 +160,15 @@ export class SparkRunsPanel extends Widget {
       pager
     );
     this._empty.hidden = true;
+
+    this._poll = new Poll({
+      name: 'jupyter-perf:runs',
+      auto: false,
+      factory: () => this._fetch(),
+      frequency: this._frequency(DEFAULT_REFRESH_SECONDS),
+      // hidden panel: no requests at all; hidden browser tab: Poll's own check
+      standby: () => (this.isDisposed || !this.isVisible ? true : 'when-hidden')
+    });
     this._render();
   }
 
@@ -170,11 +188,10 @@ export class SparkRunsPanel extends Widget {
 
   /** Apply the settings (schema/plugin.json). */
   configure(settings: ISidebarSettings): void {
-    this._refreshSeconds = settings.refreshInterval;
-    if (this._model.setLimit(settings.maxRuns)) {
-      void this.refresh();
-    }
-    this._schedule();
+    this._poll.frequency = this._frequency(settings.refreshInterval);
+    this._model.setLimit(settings.maxRuns);
+    // (re)start: the first poll, a new page size, or polling turned back on
+    void this.refresh();
   }
 
   /** A one-line notice above the list (e.g. a version mismatch); null hides it. */
@@ -183,45 +200,25 @@ export class SparkRunsPanel extends Widget {
     this._notice.hidden = !message;
   }
 
-  /** Fetch the visible page now (one request at a time). */
+  /**
+   * Fetch the visible page now; resolves once it was fetched (or skipped,
+   * when the panel is hidden: it fetches when shown).
+   */
   async refresh(): Promise<void> {
-    if (this._inFlight) {
-      this._again = true;
-      return this._inFlight;
+    if (this.isDisposed) {
+      return;
     }
-    this._inFlight = this._fetch();
-    try {
-      await this._inFlight;
-    } finally {
-      this._inFlight = null;
-      if (this._again) {
-        this._again = false;
-        void this.refresh();
-      } else {
-        this._schedule();
-      }
-    }
+    await this._poll.refresh();
+    await this._poll.tick.catch(() => undefined);
   }
 
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
-    window.clearTimeout(this._timer);
+    this._poll.dispose();
     window.clearTimeout(this._searchTimer);
-    document.removeEventListener('visibilitychange', this._onVisibility);
     super.dispose();
-  }
-
-  protected onAfterAttach(msg: Message): void {
-    super.onAfterAttach(msg);
-    document.addEventListener('visibilitychange', this._onVisibility);
-  }
-
-  protected onBeforeDetach(msg: Message): void {
-    document.removeEventListener('visibilitychange', this._onVisibility);
-    window.clearTimeout(this._timer);
-    super.onBeforeDetach(msg);
   }
 
   protected onAfterShow(msg: Message): void {
@@ -229,29 +226,31 @@ export class SparkRunsPanel extends Widget {
     void this.refresh();
   }
 
-  protected onAfterHide(msg: Message): void {
-    super.onAfterHide(msg);
-    window.clearTimeout(this._timer); // hidden: no polling
-  }
-
   // -- internals --------------------------------------------------------------------
 
+  /** One poll: fetch the visible page, render what changed. */
   private async _fetch(): Promise<void> {
     const request = this._model.request();
     let changed: boolean;
     try {
       const page = await this._api.list(request);
-      changed = this._model.receive(page, request.q);
+      changed = this._model.receive(page, request);
       if (changed && page.runs.length === 0 && page.total > 0) {
         // our page vanished; fetch the last one that exists
-        const again = await this._api.list(this._model.request());
-        changed = this._model.receive(again, request.q) || changed;
+        const again = this._model.request();
+        changed =
+          this._model.receive(await this._api.list(again), again) || changed;
       }
     } catch (reason) {
       const message = reason instanceof Error ? reason.message : String(reason);
       changed = this._model.fail(
-        `Could not load runs: ${message}`.split('\n')[0]
+        `Could not load runs: ${message}`.split('\n')[0],
+        request
       );
+      if (changed) {
+        this._render();
+      }
+      throw reason; // the poll backs off while the server does not answer
     }
     if (changed) {
       this._render();
@@ -260,28 +259,15 @@ export class SparkRunsPanel extends Widget {
     }
   }
 
-  private _schedule(): void {
-    window.clearTimeout(this._timer);
-    if (
-      this._refreshSeconds <= 0 ||
-      this.isDisposed ||
-      !this.isVisible ||
-      document.visibilityState === 'hidden'
-    ) {
-      return;
-    }
-    this._timer = window.setTimeout(() => {
-      void this.refresh();
-    }, this._refreshSeconds * 1000);
+  /** Poll every `seconds` (0: only when asked), backing off up to a minute on errors. */
+  private _frequency(seconds: number): IPoll.Frequency {
+    const interval = seconds > 0 ? seconds * 1000 : Poll.NEVER;
+    return {
+      interval,
+      backoff: true,
+      max: seconds > 0 ? Math.max(60_000, interval) : Poll.NEVER
+    };
   }
-
-  private _onVisibility = (): void => {
-    if (document.visibilityState === 'visible' && this.isVisible) {
-      void this.refresh();
-    } else {
-      window.clearTimeout(this._timer);
-    }
-  };
 
   private _render(): void {
     const state = this._model.state;
@@ -462,9 +448,6 @@ export class SparkRunsPanel extends Widget {
   private _older: HTMLButtonElement;
   private _pageLabel: HTMLElement;
   private _selected: string | null = null;
-  private _timer = 0;
   private _searchTimer = 0;
-  private _refreshSeconds = DEFAULT_REFRESH_SECONDS;
-  private _inFlight: Promise<void> | null = null;
-  private _again = false;
+  private _poll: Poll;
 }

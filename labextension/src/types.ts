@@ -1,0 +1,48 @@
+/**
+ * The shapes of the server extension's REST answers (docs/rest-api.md), as the
+ * frontend reads them. Types only: no code.
+ */
+
+/** One row of `GET runs`. */
+export interface IRunRow {
+  run_id: string;
+  created_ms: number;
+  kind: string;
+  label: string | null;
+  first_line: string | null;
+  notebook: string | null;
+  notebook_path: string | null;
+  status: string;
+  wall_ms: number | null;
+  app_id: string | null;
+  num_jobs: number | null;
+  num_stages: number | null;
+  num_tasks: number | null;
+  verdict: string | null;
+}
+
+/** `GET runs` */
+export interface IRunsPage {
+  runs: IRunRow[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+/** `GET runs/{id}` (the fields the frontend uses). */
+export interface IRunDetail extends IRunRow {
+  source: string;
+  /** JupyterLab's id of the cell that ran (null when no front end sent one). */
+  cell_id?: string | null;
+  error: string;
+  warnings: string[];
+  start_ms: number;
+  end_ms: number;
+}
+
+/** `POST runs/{id}/export` */
+export interface IExportResult {
+  run_id: string;
+  path: string;
+  bytes: number;
+}

@@ -22,8 +22,14 @@ test: $(STAMP) browser lint
 
 # The labextension's eslint + prettier + stylelint (the extension template's setup):
 # a lint error fails `make test`, so CI (.ci/run) fails on it. `jlpm lint` fixes what it can.
-lint: $(STAMP)
+lint: $(STAMP) node_modules/.yarn-state.yml
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jlpm lint:check
+
+# The JS dev tools (jest, eslint, ...) as yarn.lock pins them; again when either changes
+# (the editable install's build hook skips `jlpm install` when the built extension is current).
+node_modules/.yarn-state.yml: package.json yarn.lock | $(STAMP)
+	$(BIN)/jlpm install
+	@touch $@
 
 setup: $(STAMP)
 

@@ -2,7 +2,7 @@
 
     python benchmarks/eventlog_scale.py [--tasks 250000] [--dir /tmp/jp-eventlog-bench]
                                         [--template LOG] [--zstd] [--skip-dicts] [--keep]
-                                        [--modes orjson,json,dicts,cli]
+                                        [--modes orjson,dicts,cli]
 
 Builds an event log in Spark's own JSON format from a real Spark 3.5 log (default template:
 ``tests/collect/data/gen-snappy.snappy``, written by Spark 3.5.9): its application, environment,
@@ -13,7 +13,7 @@ template's Task Info accumulables, so lines are as long as real SQL task-end eve
 
 Then, each in a fresh process (peak RSS = that process's ``ru_maxrss``):
 
-* ``load_eventlog`` with orjson (the default) and with the stdlib ``json``;
+* ``load_eventlog`` (orjson);
 * a naive loader for comparison: the same parse, but one flattened dict per task
   (``normalize_tasks(list_of_dicts)``) instead of the typed column arrays ``load_eventlog``
   accumulates (it reads only TaskEnd events, so it does less than ``load_eventlog``);
@@ -41,14 +41,14 @@ sys.path.insert(0, str(ROOT))
 
 import orjson  # noqa: E402
 
-from jupyter_perf.collect.eventlog import _lines_of  # noqa: E402
+from jupyter_perf.collect.eventlog.codecs import open_lines  # noqa: E402
 
 TEMPLATE = ROOT / "tests" / "collect" / "data" / "gen-snappy.snappy"
 EXECUTORS, CORES, HOSTS = 16, 4, 8
 
 
 def _events(template: Path) -> list[dict]:
-    lines, _, handle = _lines_of(str(template))
+    lines, _, handle = open_lines(str(template))
     try:
         return [orjson.loads(line) for line in lines if line.strip()]
     finally:
@@ -182,22 +182,20 @@ CHILD = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     mode, path = sys.argv[1], sys.argv[2]
     t = time.perf_counter()
-    if mode in ("orjson", "json"):
-        import jupyter_perf.collect.eventlog as el
-        if mode == "json":
-            el._loads, el.JSONError = json.loads, (ValueError,)
-        run = el.load_eventlog(path)
+    if mode == "orjson":
+        from jupyter_perf.collect.eventlog import load_eventlog
+        run = load_eventlog(path)
         n = len(run.tasks)
     elif mode == "dicts":
         import orjson
-        from jupyter_perf.collect.eventlog import _without_accumulables
+        from jupyter_perf.collect.eventlog.parser import without_accumulables
         from jupyter_perf.model import _flatten, normalize_tasks
         rows = []
         with open(path, "rb") as fh:
             for line in fh:
                 if b'"SparkListenerTaskEnd"' not in line[:40]:
                     continue
-                e = orjson.loads(_without_accumulables(line))   # same parse as load_eventlog
+                e = orjson.loads(without_accumulables(line))   # same parse as load_eventlog
                 info = e["Task Info"]
                 info.pop("Accumulables", None)
                 row = _flatten(e.get("Task Metrics") or {{}})
@@ -238,8 +236,8 @@ def main() -> None:
     ap.add_argument("--template", default=str(TEMPLATE))
     ap.add_argument("--zstd", action="store_true", help="also measure a zstd-compressed copy")
     ap.add_argument("--skip-dicts", action="store_true", help="skip the dict-per-task loader")
-    ap.add_argument("--modes", default="orjson,json,dicts,cli",
-                    help="comma-separated subset of orjson,json,dicts,cli")
+    ap.add_argument("--modes", default="orjson,dicts,cli",
+                    help="comma-separated subset of orjson,dicts,cli")
     ap.add_argument("--keep", action="store_true", help="keep the generated logs")
     args = ap.parse_args()
     d = Path(args.dir)

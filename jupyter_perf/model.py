@@ -131,43 +131,40 @@ SPARKMEASURE_TASK_FIELDS: dict[str, tuple[str, float]] = {
     "shuffleWriteTime": ("shuffle_write_time_ms", 1),
 }
 
-# Event log "Task Metrics" (SparkListenerTaskEnd), flattened with ".".
+# Event log SparkListenerTaskEnd events, flattened with "." (TaskStart: the same without
+# "Task Metrics"). Times in Task Info are epoch ms already; the event log's derived times
+# (duration, getting result, scheduler delay) are computed from them by collect/eventlog
+# exactly as Spark's REST API derives them.
 EVENTLOG_TASK_FIELDS: dict[str, tuple[str, float]] = {
-    "Executor Deserialize Time": ("deserialize_ms", 1),
-    "Executor Deserialize CPU Time": ("deserialize_cpu_ms", 1 / NS_PER_MS),
-    "Executor Run Time": ("run_ms", 1),
-    "Executor CPU Time": ("cpu_ms", 1 / NS_PER_MS),
-    "Peak Execution Memory": ("peak_execution_memory_bytes", 1),
-    "Result Size": ("result_size_bytes", 1),
-    "JVM GC Time": ("gc_ms", 1),
-    "Result Serialization Time": ("result_serialization_ms", 1),
-    "Memory Bytes Spilled": ("memory_spilled_bytes", 1),
-    "Disk Bytes Spilled": ("disk_spilled_bytes", 1),
-    "Shuffle Read Metrics.Fetch Wait Time": ("fetch_wait_ms", 1),
-    "Shuffle Read Metrics.Remote Bytes Read": ("shuffle_remote_bytes", 1),
-    "Shuffle Read Metrics.Local Bytes Read": ("shuffle_local_bytes", 1),
-    "Shuffle Read Metrics.Total Records Read": ("shuffle_read_records", 1),
-    "Shuffle Write Metrics.Shuffle Bytes Written": ("shuffle_write_bytes", 1),
-    "Shuffle Write Metrics.Shuffle Write Time": ("shuffle_write_time_ms", 1 / NS_PER_MS),
-    "Shuffle Write Metrics.Shuffle Records Written": ("shuffle_write_records", 1),
-    "Input Metrics.Bytes Read": ("input_bytes", 1),
-    "Input Metrics.Records Read": ("input_records", 1),
-    "Output Metrics.Bytes Written": ("output_bytes", 1),
-    "Output Metrics.Records Written": ("output_records", 1),
-}
-
-# Event log "Task Info" and stage keys of SparkListenerTaskStart/TaskEnd (already ms), flattened
-# with "."; the event log's derived times (duration, getting result, scheduler delay) are
-# computed from these by collect/eventlog.py exactly as Spark's REST API derives them.
-EVENTLOG_TASK_INFO_FIELDS: dict[str, tuple[str, float]] = {
     "Stage ID": ("stage_id", 1), "Stage Attempt ID": ("stage_attempt", 1),
     "Task Info.Task ID": ("task_id", 1), "Task Info.Index": ("index", 1),
     "Task Info.Attempt": ("attempt", 1),
     "Task Info.Launch Time": ("launch_ms", 1), "Task Info.Finish Time": ("finish_ms", 1),
     "Task Info.Executor ID": ("executor_id", 1), "Task Info.Host": ("host", 1),
     "Task Info.Locality": ("locality", 1), "Task Info.Speculative": ("speculative", 1),
+    "Task Metrics.Executor Deserialize Time": ("deserialize_ms", 1),
+    "Task Metrics.Executor Deserialize CPU Time": ("deserialize_cpu_ms", 1 / NS_PER_MS),
+    "Task Metrics.Executor Run Time": ("run_ms", 1),
+    "Task Metrics.Executor CPU Time": ("cpu_ms", 1 / NS_PER_MS),
+    "Task Metrics.Peak Execution Memory": ("peak_execution_memory_bytes", 1),
+    "Task Metrics.Result Size": ("result_size_bytes", 1),
+    "Task Metrics.JVM GC Time": ("gc_ms", 1),
+    "Task Metrics.Result Serialization Time": ("result_serialization_ms", 1),
+    "Task Metrics.Memory Bytes Spilled": ("memory_spilled_bytes", 1),
+    "Task Metrics.Disk Bytes Spilled": ("disk_spilled_bytes", 1),
+    "Task Metrics.Shuffle Read Metrics.Fetch Wait Time": ("fetch_wait_ms", 1),
+    "Task Metrics.Shuffle Read Metrics.Remote Bytes Read": ("shuffle_remote_bytes", 1),
+    "Task Metrics.Shuffle Read Metrics.Local Bytes Read": ("shuffle_local_bytes", 1),
+    "Task Metrics.Shuffle Read Metrics.Total Records Read": ("shuffle_read_records", 1),
+    "Task Metrics.Shuffle Write Metrics.Shuffle Bytes Written": ("shuffle_write_bytes", 1),
+    "Task Metrics.Shuffle Write Metrics.Shuffle Write Time": ("shuffle_write_time_ms",
+                                                              1 / NS_PER_MS),
+    "Task Metrics.Shuffle Write Metrics.Shuffle Records Written": ("shuffle_write_records", 1),
+    "Task Metrics.Input Metrics.Bytes Read": ("input_bytes", 1),
+    "Task Metrics.Input Metrics.Records Read": ("input_records", 1),
+    "Task Metrics.Output Metrics.Bytes Written": ("output_bytes", 1),
+    "Task Metrics.Output Metrics.Records Written": ("output_records", 1),
 }
-EVENTLOG_TASK_FIELDS.update(EVENTLOG_TASK_INFO_FIELDS)
 
 SOURCES = {
     "rest": REST_TASK_FIELDS,

@@ -36,8 +36,8 @@ def test_rest_task_units_are_ms_and_bytes():
 
 
 def test_eventlog_and_sparkmeasure_units_agree_with_rest():
-    ev = {"Executor CPU Time": 154_846_983, "Executor Run Time": 236,
-          "Shuffle Write Metrics": {"Shuffle Write Time": 2_500_000}}
+    ev = {"Task Metrics": {"Executor CPU Time": 154_846_983, "Executor Run Time": 236,
+                           "Shuffle Write Metrics": {"Shuffle Write Time": 2_500_000}}}
     sm = {"executorCpuTime": 154, "executorRunTime": 236, "shuffleWriteTime": 2, "successful": True}
     e = normalize_tasks([ev], "eventlog").iloc[0]
     s = normalize_tasks([sm], "sparkmeasure").iloc[0]

@@ -11,13 +11,14 @@ import os
 
 import requests
 
+from ..errors import JupyterPerfError
 from ..model import Run
 from .eventlog import EventLogError, load_eventlog
 from .history import load_rest
 from .rest import RestError
 
 
-class SourceError(ValueError):
+class SourceError(JupyterPerfError):
     """The source could not be resolved; the one-line message says what to do next."""
 
 

@@ -19,6 +19,7 @@ from tornado.ioloop import IOLoop
 from .. import __version__
 from . import API_NAMESPACE
 from . import runs_api
+from .static import static_handlers
 
 #: A run id segment as it appears in the URL. Anything that is not a single path
 #: segment never matches; whatever does match is checked by ``valid_run_id``.
@@ -184,4 +185,5 @@ def setup_handlers(web_app: tornado.web.Application, store_dir: str = "") -> Non
         (url_path_join(api, "runs", RUN_ID, "report"), ReportHandler),
         (url_path_join(api, "runs", RUN_ID, "export"), ExportHandler),
     ]
+    handlers += static_handlers(base_url)  # BokehJS for the report renderer (server/static.py)
     web_app.add_handlers(".*$", handlers)

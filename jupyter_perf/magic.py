@@ -140,16 +140,18 @@ class PerfMagics(Magics):
         notebook = ns.get("__session__") or os.environ.get("JPY_SESSION_NAME", "")
         cell_id = current_cell_id(self.shell)
         live = LiveDisplay(mode_for(self.shell))
-        window = Window(spark, kind="cell", label=args.label, source=cell,
-                        notebook=str(notebook or ""),
-                        on_progress=None if live.mode == "none" else live.update)
-        if cell_id:
-            window.run.extra["cell_id"] = cell_id     # lets the sidebar find the cell
+        window = None
         try:
+            window = Window(spark, kind="cell", label=args.label, source=cell,
+                            notebook=str(notebook or ""),
+                            on_progress=None if live.mode == "none" else live.update)
+            if cell_id:
+                window.run.extra["cell_id"] = cell_id     # lets the sidebar find the cell
             window.start()
         except Exception as exc:   # e.g. the session was stopped: never lose the cell itself
-            window.stop_background()
-            live.replace(None, "")
+            if window is not None:
+                _quietly(window.stop_background)
+            _quietly(live.replace, None, "")
             print(f"perfmeasure: could not start measuring ({one_line(exc)}); running the "
                   "cell unmeasured — restart Spark with jupyter_perf.spark_session()",
                   file=sys.stderr)
@@ -190,21 +192,52 @@ class PerfMagics(Magics):
         return None
 
     def _finish(self, window, live, args, status: str, error: str) -> None:
+        """Collect, analyse, store and show the cell's run. Nothing here may change what the
+        cell returns or raises: every failure becomes one line under the cell."""
         started = time.monotonic()
-        run = window.finish(status, error)
-        analysis, summary = analysis_or_none(run)
+        try:
+            run = window.finish(status, error)
+        except Exception as exc:   # a bug in collection: the cell's own outcome stands
+            _say(live, f"perfmeasure: could not collect this cell's run ({one_line(exc)}); "
+                       "the cell itself ran as usual")
+            return
         remember(run)
-        save(run, summary)
-        run.extra["collect_s"] = round(time.monotonic() - started, 3)
         if args.output:
             self.shell.user_ns[args.output] = run
-        if run.status == "no-jobs":
-            live.replace(None, f"perfmeasure: no Spark jobs ran in this cell "
-                               f"({run.wall_ms / 1000:.2f} s); nothing to profile")
-        elif args.no_report:
-            live.replace(None, f"perfmeasure: {run.describe()} — %perfmeasure show {run.run_id}")
-        else:
-            live.replace(inline.bundle(run, analysis))
+        analysis, summary = analysis_or_none(run)
+        run.extra["collect_s"] = round(time.monotonic() - started, 3)
+        stored = save(run, summary) is not None
+        try:
+            if run.status == "no-jobs":
+                live.replace(None, f"perfmeasure: no Spark jobs ran in this cell "
+                                   f"({run.wall_ms / 1000:.2f} s); nothing to profile")
+            elif args.no_report:
+                live.replace(None, f"perfmeasure: {run.describe()}"
+                             + (f" — %perfmeasure show {run.run_id}" if stored else ""))
+            else:
+                live.replace(inline.bundle(run, analysis))
+        except Exception as exc:   # rendering failed: the run is kept, the cell is untouched
+            _say(live, f"perfmeasure: could not show the report ({one_line(exc)}); "
+                       f"{run.describe()}")
+        if not stored:
+            print(f"perfmeasure: {run.warnings[-1]}; the run is kept in this kernel as "
+                  "jupyter_perf.last_run()", file=sys.stderr)
+
+
+def _quietly(fn, *args) -> None:
+    """Clean-up that must not stop the cell from running unmeasured."""
+    try:
+        fn(*args)
+    except Exception:
+        pass
+
+
+def _say(live, message: str) -> None:
+    """``message`` in place of the live display, or printed if that display is broken."""
+    try:
+        live.replace(None, message)
+    except Exception:
+        print(message, file=sys.stderr)
 
 
 def is_connect_session(obj) -> bool:

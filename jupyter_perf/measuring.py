@@ -41,14 +41,17 @@ def last_run() -> Run | None:
 
 
 def save(run: Run, summary: dict[str, Any] | None = None) -> str | None:
-    """Store ``run`` durably; on failure keep going and say why in the run's warnings."""
-    from .store import StoreError, default_store
+    """Store ``run`` durably; on any failure keep going: the reason becomes the run's last
+    warning (one line) and None is returned. Storing never changes what the caller's own code
+    returned or raised."""
+    from .store import default_store
     try:
         return default_store().save(run, summary=summary if summary is not None
                                     else summary_or_none(run))
-    except StoreError as exc:
-        run.warnings.append(str(exc))
-        log.warning("%s", exc)
+    except Exception as exc:   # StoreError, or a store that is damaged in a way it cannot say
+        problem = f"run {run.run_id} was not stored: {one_line(exc)}"
+        run.warnings.append(problem)
+        log.warning("%s", problem)
         return None
 
 
@@ -70,7 +73,10 @@ def summary_or_none(run: Run) -> dict[str, Any] | None:
 
 def measure(fn: Callable[[], Any], spark=None, label: str = "", store: bool = True) -> Run:
     """Run ``fn()`` under measurement and return its Run (the result is in ``run.extra``
-    only when JSON-able; keep your own reference if you need it)."""
+    only when JSON-able; keep your own reference if you need it).
+
+    If ``fn`` raises, its exception is re-raised unchanged, whatever happens while the run is
+    collected or stored."""
     from .collect import Window
     from .session import spark_session
 
@@ -81,16 +87,23 @@ def measure(fn: Callable[[], Any], spark=None, label: str = "", store: bool = Tr
         fn()
     except KeyboardInterrupt:
         window.cancel()
-        run = window.finish("interrupted", "KeyboardInterrupt")
-        _close(run, store)
+        _close_after_error(window, "interrupted", "KeyboardInterrupt", store)
         raise
     except BaseException as exc:
-        run = window.finish("failed", one_line(exc, limit=2000))
-        _close(run, store)
+        _close_after_error(window, "failed", one_line(exc, limit=2000), store)
         raise
     run = window.finish()
     _close(run, store)
     return run
+
+
+def _close_after_error(window, status: str, error: str, store: bool) -> None:
+    """Collect and keep the run of a failed call; never let that replace the call's error."""
+    try:
+        _close(window.finish(status, error), store)
+    except Exception as exc:
+        log.warning("jupyter-perf could not collect the run of the failed call: %s",
+                    one_line(exc))
 
 
 def _close(run: Run, store: bool) -> None:

@@ -15,6 +15,12 @@ from playwright.sync_api import sync_playwright
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--disable-gpu"]
 TABS = ["Summary", "Timeline", "Stages", "Stragglers", "What-if", "Memory"]
+# report.js has drawn the timeline and written its status line
+READY = """() => {
+  const d = window.Bokeh && Bokeh.documents[0];
+  const m = d && d.get_model_by_name('jp-timeline-status');
+  return !!m && m.text.includes('task attempts in view');
+}"""
 
 
 def main(report: str, out: str) -> None:
@@ -25,7 +31,7 @@ def main(report: str, out: str) -> None:
         page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:"))
                    else r.abort())
         page.goto("file://" + os.path.abspath(report))
-        page.wait_for_function("() => window.__jupyterPerfTiming !== undefined")
+        page.wait_for_function(READY)
         for i, name in enumerate(TABS):
             page.get_by_text(name, exact=True).first.click()
             page.wait_for_timeout(700)

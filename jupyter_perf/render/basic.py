@@ -7,42 +7,27 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, DataTable, Div, TableColumn
 from bokeh.plotting import figure
 
+from ..analysis.breakdown import task_breakdown, totals
+from ..analysis.components import COMPONENTS
 from ..model import Run
 from . import fmt
 
-# Components of executor run time, in stacking order: (key, label, colour, measured?)
-COMPONENTS = [
-    ("cpu_ms", "CPU", "#4e79a7", "measured"),
-    ("gc_ms", "GC", "#e15759", "measured"),
-    ("fetch_wait_ms", "shuffle fetch wait", "#f28e2b", "measured"),
-    ("shuffle_write_time_ms", "shuffle write", "#edc948", "measured"),
-    ("other_ms", "other (not measured by Spark)", "#bab0ac", "estimated"),
-]
 
-
-def time_split(tasks: pd.DataFrame) -> dict[str, float]:
-    """Totals of executor run time split into measured parts and the rest (never negative)."""
-    if tasks.empty:
-        return {key: 0.0 for key, *_ in COMPONENTS} | {"run_ms": 0.0}
-    run = tasks["run_ms"].to_numpy()
-    measured = {k: tasks[k].to_numpy() for k, *_ in COMPONENTS if k != "other_ms"}
-    other = np.clip(run - sum(measured.values()), 0, None)
-    out = {k: float(v.sum()) for k, v in measured.items()}
-    out["other_ms"] = float(other.sum())
-    out["run_ms"] = float(run.sum())
-    return out
+def time_split(run: Run) -> dict[str, dict]:
+    """The analysis' own breakdown of task time (a pure function of the Run): component key
+    -> {ms, share, kind, label, …}."""
+    return totals(task_breakdown(run))
 
 
 def _header(run: Run) -> str:
     st = run.stage_table()
-    split = time_split(run.tasks)
-    total = sum(split[k] for k, *_ in COMPONENTS)
+    split = time_split(run)
+    total = sum(v["ms"] for v in split.values())
     ex = run.executors
     peak = pd.to_numeric(ex.get("peak_jvm_heap_bytes"), errors="coerce").max() if not ex.empty else None
     limit = pd.to_numeric(ex.get("jvm_heap_limit_bytes"), errors="coerce").max() if not ex.empty else None
@@ -51,8 +36,9 @@ def _header(run: Run) -> str:
     unified_max = pd.to_numeric(ex.get("max_memory_bytes"), errors="coerce").max() if not ex.empty else None
     failed = int((run.tasks["status"] == "FAILED").sum())
     parts = " · ".join(
-        f"<span style='color:{c}'>■</span> {fmt.esc(label)} {fmt.ms(split[k])} "
-        f"({fmt.pct(split[k], total)}, {m})" for k, label, c, m in COMPONENTS)
+        f"<span style='color:{c.color}'>■</span> {fmt.esc(c.label)} {fmt.ms(split[c.key]['ms'])} "
+        f"({fmt.pct(split[c.key]['ms'], total)}, {c.kind})"
+        for c in COMPONENTS if split[c.key]["ms"] > 0)
     title = fmt.esc(run.label or run.first_line or run.run_id)
     status = "" if run.status == "ok" else f" — <b>{fmt.esc(run.status)}</b>"
     error = f"<div class='jp-err'>{fmt.esc(run.error)}</div>" if run.error else ""
@@ -79,12 +65,13 @@ def _header(run: Run) -> str:
 
 
 def _breakdown_bar(run: Run):
-    split = time_split(run.tasks)
-    labels = [f"{label} ({m})" for _, label, _, m in COMPONENTS]
-    data = {"y": ["task time"]} | {lab: [split[k] / 1000.0] for (k, *_), lab in zip(COMPONENTS, labels)}
+    split = time_split(run)
+    shown = [c for c in COMPONENTS if split[c.key]["ms"] > 0] or list(COMPONENTS[:1])
+    labels = [f"{c.label} ({c.kind})" for c in shown]
+    data = {"y": ["task time"]} | {lab: [split[c.key]["ms"] / 1000.0] for c, lab in zip(shown, labels)}
     p = figure(y_range=["task time"], height=110, sizing_mode="stretch_width",
                toolbar_location=None, x_axis_label="seconds of task time")
-    p.hbar_stack(labels, y="y", height=0.6, color=[c for _, _, c, _ in COMPONENTS],
+    p.hbar_stack(labels, y="y", height=0.6, color=[c.color for c in shown],
                  source=ColumnDataSource(data), legend_label=labels)
     p.legend.orientation = "horizontal"
     p.legend.location = "top_left"

@@ -7,10 +7,13 @@ so the JavaScript replay walks the arrays front to back. Two kinds of columns:
   input/output wait), GC, the no-straggler duration, and ``run`` where it can cap a saving —
   the same numbers ``analysis.whatif.ScenarioInputs`` holds, encoded without loss
   (:mod:`.codec`);
-* **display columns** (float32 or small ints): launch offset, lane, stage, CPU, shuffle write,
-  bytes read, task id, index, attempt and flags — for bars and hover text only.
+* **display columns** (float32 or small ints): launch offset, lane, stage, each breakdown
+  component of each attempt, bytes read, task id, index, attempt and flags — for bars and
+  hover text only.
 
-``meta`` (JSON) carries the group structure, the constants of ``predict`` and lane labels.
+``meta`` (JSON) carries the group structure, the constants of ``predict``, lane labels and
+the breakdown components (``analysis.components.as_json()``: labels, colours, measured or
+estimated), each with the column that holds it.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import Analysis
+from ..analysis.components import as_json as components_json
 from .codec import encode, smallest_int
 from .lanes import Lanes, assign_lanes
 
@@ -55,6 +59,26 @@ def straggler_rows(a: Analysis) -> tuple[np.ndarray, np.ndarray]:
     flags[rows[ok & (kinds == "straggler")]] |= FLAG_STRAGGLER
     flags[rows[ok & (kinds != "straggler")]] |= FLAG_SKEW
     return rows, flags
+
+
+# Components the replay inputs already carry exactly (no second column for them).
+SHARED_COLUMNS = {"gc": "gc", "shuffle_fetch_wait": "fw"}
+
+
+def component_columns(a: Analysis, order: np.ndarray, cols: dict, arrays: dict) -> list[dict]:
+    """Each breakdown component per attempt (display precision: float32), in dispatch order;
+    returns ``components.as_json()`` with ``col``, the decoded column that holds each."""
+    bd = a.task_breakdown
+    out = []
+    for comp in components_json():
+        key = comp["key"]
+        col = SHARED_COLUMNS.get(key)
+        if col is None:
+            col = f"c_{key}"
+            values = bd[key].to_numpy(dtype="float64")[order] if len(bd) else np.zeros(0)
+            cols[col] = encode(col, values.astype("float32").astype("float64"), arrays)
+        out.append({**comp, "col": col})
+    return out
 
 
 def build(a: Analysis, lanes: Lanes | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any], dict]:
@@ -93,9 +117,7 @@ def build(a: Analysis, lanes: Lanes | None = None) -> tuple[dict[str, np.ndarray
     arrays["start"] = launch.astype("float32")
     arrays["lane"] = smallest_int(lanes.lane[order])
     arrays["stage"] = smallest_int(tl.stage_code[order]) if n else np.zeros(0, "uint8")
-    arrays["cpu"] = t["cpu_ms"].to_numpy(dtype="float64")[order].astype("float32")
-    sw = t["shuffle_write_time_ms"].to_numpy(dtype="float64")[order]
-    cols["sw"] = encode("sw", sw.astype("float32").astype("float64"), arrays)
+    components = component_columns(a, order, cols, arrays)
     nbytes = (t["input_bytes"].to_numpy() + t["shuffle_read_bytes"].to_numpy())[order]
     arrays["bytes"] = nbytes.astype("float32")
     arrays["tid"] = t["task_id"].to_numpy()[order].astype("int32") if n else np.zeros(0, "int32")
@@ -142,6 +164,7 @@ def build(a: Analysis, lanes: Lanes | None = None) -> tuple[dict[str, np.ndarray
     meta = {
         "n": int(n), "groups": int(tl.n_groups),
         "cols": cols,
+        "components": components,
         "actual_ms": float(a.actual_ms), "driver_gap_ms": float(a.driver_gap_ms),
         "wall_ms": float(a.wall_ms), "base_ms": float(a.simulated_baseline_ms),
         "model_error": float(a.model_error),

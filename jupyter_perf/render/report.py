@@ -24,7 +24,7 @@ from ..atomic import write_text_atomic
 from . import fmt, payload
 from .basic import basic_layout
 from .lanes import assign_lanes
-from .style import CSS, TIMELINE_COLORS
+from .style import CSS
 from .tabs.memory import memory_tab
 from .tabs.stages import stages_tab
 from .tabs.stragglers import stragglers_tab
@@ -75,7 +75,7 @@ def report_document(a: Analysis) -> Document:
         P=arrays, M=payload.meta_json(meta), state=w.state, tl=_parts(tlp), sim=_parts(w.sim),
         disk=w.disk, network=w.network, slots=w.slots, toggles=w.toggles, out=w.out,
         strag=strag_src, selected=strag_info, LIMIT=DETAIL_LIMIT, BINS=BINS,
-        COLORS=TIMELINE_COLORS, STATUS_CSS=CSS), code=js_source())
+        STATUS_CSS=CSS), code=js_source())
     for widget in (w.disk, w.network, w.slots):
         widget.js_on_change("value", cb)
     w.toggles.js_on_change("active", cb)

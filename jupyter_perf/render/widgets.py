@@ -5,8 +5,9 @@ from typing import Any, Iterable
 
 from bokeh.models import ColumnDataSource, DataTable, Div, NumberFormatter, StringFormatter, TableColumn
 
+from ..analysis.components import COMPONENTS
 from . import fmt
-from .style import CSS, ESTIMATED_HATCH, TIMELINE_COMPONENTS
+from .style import CSS, ESTIMATED_HATCH
 
 
 def div(html: str, name: str | None = None, **kw: Any) -> Div:
@@ -29,9 +30,16 @@ def swatch(color: str, estimated: bool, hatched: bool = True) -> str:
             f"border:1px solid {color};vertical-align:-1px;margin-right:3px'></span>")
 
 
-def timeline_legend() -> str:
-    items = [f"{swatch(c, k == 'estimated', hatched=False)}{fmt.esc(label)}"
-             for label, c, k in TIMELINE_COMPONENTS]
+def present_components(a) -> list[str]:
+    """Keys of the components with any time in ``a`` (an Analysis), in stacking order."""
+    return [c.key for c in COMPONENTS if a.breakdown[c.key]["ms"] > 0] or [COMPONENTS[0].key]
+
+
+def timeline_legend(keys: Iterable[str] | None = None) -> str:
+    """Legend of timeline bars: the components (``keys``: those present; default all)."""
+    shown = set(keys) if keys is not None else None
+    items = [f"{swatch(c.color, c.estimated, hatched=False)}{fmt.esc(c.label)}"
+             for c in COMPONENTS if shown is None or c.key in shown]
     marks = ("<span style='color:#d62728'>▭ red outline</span>: failed/killed attempt · "
              "<span style='color:#9467bd'>dashed</span>: speculative · "
              "black outline: straggler · ✕ failed/killed · ◆ speculative")
@@ -69,4 +77,4 @@ def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, hei
     return t, source
 
 
-__all__ = ["div", "swatch", "table", "timeline_legend", "ESTIMATED_HATCH"]
+__all__ = ["div", "present_components", "swatch", "table", "timeline_legend", "ESTIMATED_HATCH"]

@@ -4,6 +4,7 @@ import math
 import numpy as np
 
 from jupyter_perf.analysis import analyze
+from jupyter_perf.analysis.components import as_json
 from jupyter_perf.render import payload
 from jupyter_perf.render.codec import decode
 from render_runs import synthetic, with_speculative
@@ -11,8 +12,11 @@ from render_runs import synthetic, with_speculative
 
 def decoded(arrays, meta):
     out = {}
-    for name in ("dur", "fw", "disk", "gc", "run", "nostrag", "sw"):
+    for name in ("dur", "fw", "disk", "gc", "run", "nostrag"):
         out[name] = decode(meta["cols"][name], arrays, out)
+    for comp in meta["components"]:
+        if comp["col"] not in out:
+            out[comp["col"]] = decode(meta["cols"][comp["col"]], arrays, out)
     return out
 
 
@@ -37,6 +41,24 @@ def test_replay_inputs_are_exact_and_in_dispatch_order():
     assert len(arrays["split_g"]) == sum(len(s) for s in a.timeline.splits) > 0
 
 
+def test_components_travel_with_their_definition_and_values():
+    a = analyze(with_speculative(synthetic(3000, 16, per_stage=400)))
+    arrays, meta, _ = payload.build(a)
+    comps = meta["components"]
+    assert [{k: v for k, v in c.items() if k != "col"} for c in comps] == as_json()
+    d = decoded(arrays, meta)
+    order = a.timeline.order
+    for c in comps:                       # each attempt's ms of each component, display precision
+        want = a.task_breakdown[c["key"]].to_numpy()[order]
+        assert np.allclose(d[c["col"]], want, rtol=1e-6, atol=1e-3), c["key"]
+    # the breakdown of an attempt spans its duration, except where Spark's measured parts
+    # overlap (GC time beyond run − CPU): the timeline scales those bars to the duration
+    total = sum(d[c["col"]] for c in comps)
+    fits = np.isclose(total, d["dur"], rtol=1e-5, atol=0.05)
+    assert fits.mean() > 0.99
+    assert (total[~fits] > d["dur"][~fits]).all()
+
+
 def test_flags_and_straggler_rows():
     run = with_speculative(synthetic(3000, 16, per_stage=400))
     a = analyze(run)
@@ -59,5 +81,7 @@ def test_size_per_task_is_small():
     a = analyze(synthetic(20_000, 32, per_stage=2000))
     arrays, meta, _ = payload.build(a)
     raw = sum(v.nbytes for v in arrays.values())
-    assert raw / len(a.run.tasks) < 60, raw / len(a.run.tasks)    # before Bokeh's gzip
+    # before Bokeh's gzip: 6 exact replay inputs, every breakdown component (float32 where not
+    # constant or sparse), start, lane, stage, bytes, ids and flags
+    assert raw / len(a.run.tasks) < 90, raw / len(a.run.tasks)
     assert meta["disk_values"][-1] == "inf" and math.isinf(payload.DISK_STOPS[-1])

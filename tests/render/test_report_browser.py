@@ -46,6 +46,12 @@ BAR_XY = """([name, field]) => {
   return [rect.left + pv.frame.x_scale.compute(x), rect.top + pv.frame.y_scale.compute(y)];
 }"""
 STATE = "Bokeh.documents[0].get_model_by_name('jp-whatif-state').data"
+# The report is drawn: report.js has filled the timeline and written its status line.
+READY = """() => {
+  const d = window.Bokeh && Bokeh.documents[0];
+  const m = d && d.get_model_by_name('jp-timeline-status');
+  return !!m && m.text.includes('task attempts in view');
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +106,7 @@ class Page:
         self.page.route("**/*", route)
         if path:
             self.page.goto("file://" + os.path.abspath(path))
-            self.page.wait_for_function("() => window.__jupyterPerfTiming !== undefined")
+            self.page.wait_for_function(READY)
 
     def tab(self, name):
         self.page.get_by_text(name, exact=True).first.click()

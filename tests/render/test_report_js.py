@@ -1,6 +1,6 @@
 """report.js under node (when there is one): the replay port equals Analysis.whatif exactly
-on every slider setting, and fmtMs equals fmt.ms. The browser test repeats a sample of this
-in Chromium through the real widgets."""
+on every slider setting, and fmtMs / fmtBytes give fmt's strings on the shared vectors. The
+browser test repeats a sample of this in Chromium through the real widgets."""
 import json
 import math
 import shutil
@@ -13,6 +13,7 @@ from jupyter_perf.analysis import analyze
 from jupyter_perf.render import fmt, payload
 from jupyter_perf.render.report import js_source
 from render_runs import synthetic, with_host_cpu, with_speculative
+from fmt_vectors import PATH as FMT_VECTORS
 from whatif_vectors import expected, settings
 
 NODE = shutil.which("node")
@@ -27,15 +28,17 @@ for (const [k, v] of Object.entries(inp.P)) P[k] = T[v.dtype].from(v.data);
 const D = JP.init(P, inp.meta);
 const out = inp.settings.map((s) => JP.whatif(D, {disk: JP.num(s.disk), network: JP.num(s.network),
   slots: s.slots, gc: s.gc, stragglers: s.stragglers}, false).predicted);
-console.log(JSON.stringify({predicted: out, fmt: inp.values.map(JP.fmtMs)}));
+const V = inp.vectors;
+console.log(JSON.stringify({predicted: out,
+  ms: V ? V.ms.map(([x]) => JP.fmtMs(x)) : [], bytes: V ? V.bytes.map(([x]) => JP.fmtBytes(x)) : []}));
 """
 
 
-def run_js(a, tmp_path, vecs, values=()):
+def run_js(a, tmp_path, vecs, vectors=None):
     arrays, meta, _ = payload.build(a)
     enc = lambda f: "inf" if math.isinf(f) else f  # noqa: E731
     data = {"P": {k: {"dtype": str(v.dtype), "data": v.tolist()} for k, v in arrays.items()},
-            "meta": meta, "values": list(values),
+            "meta": meta, "vectors": vectors,
             "settings": [{**s, "disk": enc(s["disk"]), "network": enc(s["network"])} for s in vecs]}
     path = tmp_path / "in.json"
     path.write_text(json.dumps(data))
@@ -70,10 +73,16 @@ def test_replay_port_equals_python_with_the_host_cpu_floor(tmp_path):
     assert sum(expected(a, s) > expected(plain, s) for s in vecs) > len(vecs) // 4
 
 
-def test_fmt_ms_port(tmp_path):
+def test_fmt_port_gives_the_shared_vectors(tmp_path):
     a = analyze(synthetic(200, 4, per_stage=50))
+    vectors = json.loads(FMT_VECTORS.read_text(encoding="utf-8"))
+    got = run_js(a, tmp_path, [], vectors)
+    assert got["ms"] == [s for _, s in vectors["ms"]]
+    assert got["bytes"] == [s for _, s in vectors["bytes"]]
+    # and on more values than the file holds
     rng = np.random.default_rng(0)
-    values = [0.5, 1.5, 2.5, 999.5, 1125.0, 1135.0, 59_999.9, 3_599_999.0, 7_322_000.5]
-    values += rng.uniform(0, 1e7, 500).tolist() + (rng.integers(0, 20000, 500) / 8).tolist()
-    got = run_js(a, tmp_path, [], values)["fmt"]
-    assert got == [fmt.ms(v) for v in values]
+    values = rng.uniform(-1e7, 1e7, 2000).tolist() + (rng.integers(0, 200_000, 2000) / 8).tolist()
+    more = {"ms": [[v, None] for v in values], "bytes": [[v * 997.0, None] for v in values]}
+    got = run_js(a, tmp_path, [], more)
+    assert got["ms"] == [fmt.ms(v) for v in values]
+    assert got["bytes"] == [fmt.nbytes(v * 997.0) for v in values]

@@ -230,16 +230,14 @@ const JP = (() => {
   }
 
   // ---------------------------------------------------------------- data
-  const COMP_COUNT = 6;   // CPU, GC, fetch wait, shuffle write, I/O wait (est.), other (est.)
-
   function init(P, meta) {
     const D = { meta, n: meta.n, G: meta.groups };
     const done = {};
-    for (const name of ["dur", "fw", "disk", "gc", "run", "nostrag", "sw"]) {
+    for (const name of ["dur", "fw", "disk", "gc", "run", "nostrag"]) {
       done[name] = decode(meta.cols[name], P, done);
     }
     Object.assign(D, done);
-    for (const name of ["start", "lane", "stage", "cpu", "bytes", "tid", "idx", "att", "flags",
+    for (const name of ["start", "lane", "stage", "bytes", "tid", "idx", "att", "flags",
                         "bounds", "slots"]) D[name] = get(P, name);
     const sg = get(P, "split_g"), sp = get(P, "split_pos"), so = get(P, "split_off"),
           sc = get(P, "split_codes");
@@ -249,26 +247,41 @@ const JP = (() => {
       for (let q = so[j]; q < so[j + 1]; q++) set.add(sc[q]);
       (D.splits[sg[j]] = D.splits[sg[j]] || []).push([sp[j], set]);
     }
-    // measured breakdown per task, for colours
-    const n = D.n, comp = new Float32Array(n * COMP_COUNT), dom = new Uint8Array(n);
-    const parts = new Float64Array(5);
-    for (let i = 0; i < n; i++) {
-      parts[0] = D.cpu[i]; parts[1] = D.gc[i]; parts[2] = D.fw[i]; parts[3] = D.sw[i];
-      parts[4] = Math.max(D.disk[i] - D.sw[i], 0);
-      let left = D.dur[i], best = -1, bi = 5;
-      for (let c = 0; c < 5; c++) {
-        const v = Math.max(Math.min(parts[c], left), 0);
-        comp[i * COMP_COUNT + c] = v;
-        left -= v;
-        if (v > best) { best = v; bi = c; }
-      }
-      comp[i * COMP_COUNT + 5] = Math.max(left, 0);
-      if (left > best) bi = 5;
-      dom[i] = bi;
+    // The breakdown components (analysis/components.py, carried in the payload): labels,
+    // colours, measured or estimated, and each attempt's milliseconds of each.
+    const comps = meta.components, C = comps.length, n = D.n;
+    const comp = new Float32Array(n * C), compSum = new Float64Array(n);
+    for (let k = 0; k < C; k++) {
+      const col = comps[k].col;
+      const v = D[col] || (done[col] = decode(meta.cols[col], P, done));
+      for (let i = 0; i < n; i++) comp[i * C + k] = v[i] > 0 ? v[i] : 0;
     }
+    for (let i = 0; i < n; i++) {
+      let t = 0;
+      for (let k = 0; k < C; k++) t += comp[i * C + k];
+      compSum[i] = t;
+    }
+    D.comps = comps;
+    D.C = C;
     D.comp = comp;
-    D.dom = dom;
+    D.compSum = compSum;
+    D.estimated = comps.map((c) => c.kind === "estimated");
     return D;
+  }
+
+  // What a scenario keeps of each component (whatif.scenario_durations, per component):
+  // network/disk remove 1 − 1/f of fetch wait, disk of shuffle write and estimated I/O wait,
+  // no GC all of GC. The simulated bars draw what is left, scaled to the replayed duration.
+  function scenarioKeep(D, s) {
+    const keep = new Float64Array(D.C).fill(1.0);
+    const fetchF = s.network !== 1.0 && s.disk !== 1.0 ? Math.max(s.disk, s.network)
+      : s.disk === 1.0 ? s.network : s.disk;
+    D.comps.forEach((c, k) => {
+      if (c.key === "shuffle_fetch_wait" && (s.disk !== 1.0 || s.network !== 1.0)) keep[k] = 1.0 - savedShare(fetchF);
+      if ((c.key === "shuffle_write" || c.key === "io_wait_est") && s.disk !== 1.0) keep[k] = 1.0 - savedShare(s.disk);
+      if (c.key === "gc" && !s.gc) keep[k] = 0.0;
+    });
+    return keep;
   }
 
   // Simulated positions (ms from the window start): groups keep the measured driver gaps.
@@ -317,24 +330,36 @@ const JP = (() => {
     else if (neg) out = "-" + out;   // Python keeps "-0"
     return out;
   }
-  function pyFloorDiv(a, b) { return Math.floor(a / b); }
-  function pyMod(a, b) { const m = a % b; return m !== 0 && (m < 0) !== (b < 0) ? m + b : m; }
+  // fmt.ms / fmt.nbytes: the unit is chosen after rounding; exact ties round to even.
+  const signed = (neg, text, zero) => (neg && !zero ? "-" + text : text);
+  const pad2 = (x) => (x < 10 ? "0" + x : String(x));
   function fmtMs(v) {
     if (v === null || v === undefined || Number.isNaN(v)) return "–";
-    const a = Math.abs(v);
-    if (a < 1000) return fixedEven(v, 0) + " ms";
-    if (a < 60000) return fixedEven(v / 1000, 2) + " s";
-    if (a < 3600000) return `${Math.trunc(pyFloorDiv(v, 60000))} min ${fixedEven(pyMod(v, 60000) / 1000, 0)} s`;
-    return `${Math.trunc(pyFloorDiv(v, 3600000))} h ${Math.trunc(pyFloorDiv(pyMod(v, 3600000), 60000))} min`;
+    if (!Number.isFinite(v)) return v < 0 ? "-∞" : "∞";
+    const neg = v < 0, a = Math.abs(v);
+    const whole = Number(fixedEven(a, 0));
+    if (whole < 1000) return signed(neg, `${whole} ms`, whole === 0);
+    const secs = fixedEven(a / 1000, 2);
+    if (Number(secs) < 60) return signed(neg, `${secs} s`, false);
+    const s = Number(fixedEven(a / 1000, 0));
+    if (s < 3600) return signed(neg, `${Math.floor(s / 60)} min ${pad2(s % 60)} s`, false);
+    const m = Number(fixedEven(a / 60000, 0));
+    return signed(neg, `${Math.floor(m / 60)} h ${pad2(m % 60)} min`, false);
   }
+  const BYTE_UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
   function fmtBytes(v) {
-    let x = +v;
-    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    for (const u of units) {
-      if (Math.abs(x) < 1024 || u === "TiB") return u === "B" ? fixedEven(x, 0) + " B" : fixedEven(x, 1) + " " + u;
+    if (v === null || v === undefined || Number.isNaN(v)) return "–";
+    if (!Number.isFinite(v)) return v < 0 ? "-∞" : "∞";
+    const neg = v < 0, a = Math.abs(v);
+    const whole = Number(fixedEven(a, 0));
+    if (whole < 1024) return signed(neg, `${whole} B`, whole === 0);
+    let x = a;
+    for (let u = 1; u < BYTE_UNITS.length; u++) {
       x /= 1024;
+      const text = fixedEven(x, 1);
+      if (Number(text) < 1024 || u === BYTE_UNITS.length - 1) return signed(neg, `${text} ${BYTE_UNITS[u]}`, false);
     }
-    return fixedEven(x, 1) + " TiB";
+    return "–";
   }
   function fmtChange(newV, oldV) {   // fmt.change
     if (!oldV) return "–";
@@ -348,9 +373,17 @@ const JP = (() => {
     .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
 
   // ---------------------------------------------------------------- level of detail
-  const COMP_LABELS = ["CPU", "GC", "shuffle fetch wait", "shuffle write", "I/O wait (est.)", "other (est.)"];
+  // Each attempt is drawn as its components (the scenario's remainder, `keep`), scaled so the
+  // bar spans its (measured or replayed) duration `d`. Returns the scale, 0 for an empty bar.
+  function barScale(D, i, d, keep) {
+    const C = D.C, o = i * C;
+    let tot = 0;
+    if (keep) for (let k = 0; k < C; k++) tot += D.comp[o + k] * keep[k];
+    else tot = D.compSum[i];
+    return tot > 0 ? d / tot : 0;
+  }
 
-  function taskText(D, i, startMs, durMs) {
+  function taskText(D, i, startMs, durMs, keep, scale) {
     const M = D.meta, c = D.stage[i], lane = D.lane[i];
     const F = M.flags, f = D.flags[i];
     const notes = [];
@@ -361,9 +394,9 @@ const JP = (() => {
     if (f & F.skew) notes.push("data skew");
     if (f & F.spill) notes.push("spilled");
     const parts = [];
-    for (let k = 0; k < COMP_COUNT; k++) {
-      const v = D.comp[i * COMP_COUNT + k];
-      if (v > 0) parts.push(`${COMP_LABELS[k]} ${fmtMs(v)}`);
+    for (let k = 0; k < D.C; k++) {
+      const v = D.comp[i * D.C + k] * (keep ? keep[k] : 1) * scale;
+      if (v > 0) parts.push(`${D.comps[k].short} ${fmtMs(v)}`);
     }
     return {
       task: `${D.tid[i]} (index ${D.idx[i]}, attempt ${D.att[i]})`,
@@ -377,11 +410,12 @@ const JP = (() => {
   }
 
   // xs: start ms per task; ds: duration ms; lanes: lane per task. x0/x1 in ms.
+  // opts.keep: per component, the share a what-if scenario keeps (null: as measured).
   function lod(D, xs, ds, lanes, nLanes, x0, x1, opts) {
     const n = D.n, limit = opts.limit || 2000, nb = opts.bins || 160;
+    const C = D.C, comps = D.comps, keep = opts.keep || null, est = D.estimated;
     let vis = 0;
     for (let i = 0; i < n; i++) { const s = xs[i]; if (s <= x1 && s + ds[i] >= x0) vis++; }
-    const colors = opts.colors;
     if (vis <= limit) {
       const seg = { left: [], right: [], bottom: [], top: [], color: [], alpha: [] };
       const box = { left: [], right: [], bottom: [], top: [], line: [], dash: [], row: [],
@@ -391,14 +425,14 @@ const JP = (() => {
         const s = xs[i], d = ds[i];
         if (!(s <= x1 && s + d >= x0)) continue;
         const y = lanes[i];
-        const scale = D.dur[i] > 0 ? d / D.dur[i] : 0;
+        const scale = barScale(D, i, d, keep);
         let x = s;
-        for (let k = 0; k < COMP_COUNT; k++) {
-          const w = D.comp[i * COMP_COUNT + k] * scale;
+        for (let k = 0; k < C; k++) {
+          const w = D.comp[i * C + k] * (keep ? keep[k] : 1) * scale;
           if (w <= 0) continue;
           seg.left.push(x / 1000); seg.right.push((x + w) / 1000);
-          seg.bottom.push(y + 0.12); seg.top.push(y + 0.88); seg.color.push(colors[k]);
-          seg.alpha.push(k >= 4 ? 0.45 : 1.0);         // estimated components are lighter
+          seg.bottom.push(y + 0.12); seg.top.push(y + 0.88); seg.color.push(comps[k].color);
+          seg.alpha.push(est[k] ? 0.45 : 1.0);         // estimated components are lighter
           x += w;
         }
         const f = D.flags[i];
@@ -408,7 +442,7 @@ const JP = (() => {
                       : f & F.straggler ? "#111111" : "rgba(0,0,0,0.25)");
         box.dash.push(f & F.speculative ? "dashed" : "solid");
         box.row.push(i);
-        const t = taskText(D, i, s, d);
+        const t = taskText(D, i, s, d, keep, scale);
         for (const key of ["task", "stage", "exec", "time", "parts", "read", "notes"]) box[key].push(t[key]);
       }
       return { mode: "detail", visible: vis, seg, box, agg: null };
@@ -419,10 +453,10 @@ const JP = (() => {
     const L = Math.max(nLanes, 1), cells = L * nbl;
     const count = new Int32Array(cells), fail = new Int32Array(cells);
     const minS = new Float64Array(cells).fill(Infinity), maxE = new Float64Array(cells).fill(-Infinity);
-    const sums = new Float64Array(cells * COMP_COUNT);
+    const sums = new Float64Array(cells * C);
     const stMin = new Int32Array(cells).fill(2147483647), stMax = new Int32Array(cells).fill(-1);
     const F = D.meta.flags, bad = F.failed | F.killed, sids = D.meta.stage_ids;
-    const comp = D.comp, dur = D.dur, flags = D.flags, stage = D.stage;
+    const comp = D.comp, flags = D.flags, stage = D.stage;
     for (let i = 0; i < n; i++) {
       const s = xs[i], d = ds[i];
       if (!(s <= x1 && s + d >= x0)) continue;
@@ -432,9 +466,9 @@ const JP = (() => {
       count[key]++;
       if (s < minS[key]) minS[key] = s;
       if (s + d > maxE[key]) maxE[key] = s + d;
-      const scale = dur[i] > 0 ? d / dur[i] : 0;
-      const o = key * COMP_COUNT, oi = i * COMP_COUNT;
-      for (let k = 0; k < COMP_COUNT; k++) sums[o + k] += comp[oi + k] * scale;
+      const scale = barScale(D, i, d, keep);
+      const o = key * C, oi = i * C;
+      for (let k = 0; k < C; k++) sums[o + k] += comp[oi + k] * (keep ? keep[k] : 1) * scale;
       if (flags[i] & bad) fail[key]++;
       const sid = sids[stage[i]];
       if (sid < stMin[key]) stMin[key] = sid;
@@ -452,16 +486,16 @@ const JP = (() => {
       if (!c) continue;
       const lane = Math.floor(key / nbl);
       let total = 0, best = 0, bi = 0;
-      for (let k = 0; k < COMP_COUNT; k++) {
-        const v = sums[key * COMP_COUNT + k];
+      for (let k = 0; k < C; k++) {
+        const v = sums[key * C + k];
         total += v;
         if (v > best) { best = v; bi = k; }
       }
       agg.left[j] = minS[key] / 1000; agg.right[j] = maxE[key] / 1000;
       agg.bottom[j] = lane + 0.12; agg.top[j] = lane + 0.88;
-      agg.color[j] = colors[bi]; agg.alpha[j] = bi >= 4 ? 0.45 : 0.9;
+      agg.color[j] = comps[bi].color; agg.alpha[j] = est[bi] ? 0.45 : 0.9;
       agg.count[j] = c; agg.busy[j] = total / 1000;
-      agg.mostly[j] = COMP_LABELS[bi]; agg.share[j] = total > 0 ? best / total : 0;
+      agg.mostly[j] = comps[bi].label; agg.share[j] = total > 0 ? best / total : 0;
       agg.smin[j] = stMin[key]; agg.smax[j] = stMax[key]; agg.failed[j] = fail[key];
       j++;
     }
@@ -469,6 +503,6 @@ const JP = (() => {
   }
 
   return { decode, pairwise, npSum, reduceatSum, rintEven, scaledSlots, durations, replay,
-           predict, whatif, init, simPositions, lod, fmtMs, fmtBytes, fmtChange, fixedEven,
-           COMP_LABELS, get, num, esc };
+           predict, whatif, init, scenarioKeep, simPositions, lod, fmtMs, fmtBytes, fmtChange,
+           fixedEven, get, num, esc };
 })();

@@ -9,7 +9,7 @@ from bokeh.plotting import figure
 
 from ...analysis import Analysis
 from ...analysis.components import COMPONENTS, KEYS
-from ..style import COMPONENT_COLORS, ESTIMATED_HATCH
+from ..style import ESTIMATED_HATCH
 from .. import fmt
 from ..widgets import div, swatch, table
 
@@ -60,13 +60,10 @@ def stages_tab(a: Analysis) -> TabPanel:
     }
     for name, _ in QUANTILES:
         data[name] = st[name].fillna(0.0).tolist()
-    share_cols = [("cpu", "CPU"), ("gc", "GC"), ("shuffle_fetch_wait", "fetch wait"),
-                  ("shuffle_write", "shuffle write"), ("io_wait_est", "I/O wait est."),
-                  ("other_wait_est", "other wait est.")]
+    share_cols = [(c.key, c.short) for c in COMPONENTS if c.in_run]
     for k, _ in share_cols:
         data[f"share_{k}"] = (st[f"bd_{k}"] / total).fillna(0.0).tolist()
-    overhead = [f"bd_{k}" for k in ("scheduler_delay", "deserialize", "result_serialization",
-                                   "getting_result", "unaccounted")]
+    overhead = [f"bd_{c.key}" for c in COMPONENTS if not c.in_run]
     data["share_overhead"] = (st[overhead].sum(axis=1) / total).fillna(0.0).tolist()
     for col in ("input_bytes", "shuffle_read_bytes", "shuffle_write_bytes", "output_bytes",
                 "memory_spilled_bytes", "disk_spilled_bytes"):
@@ -81,10 +78,13 @@ def stages_tab(a: Analysis) -> TabPanel:
              ("shuffle_write_bytes", "shuffle write", "bytes"), ("output_bytes", "output", "bytes"),
              ("memory_spilled_bytes", "spill (mem)", "bytes"), ("disk_spilled_bytes", "spill (disk)", "bytes")]
     t, _ = table(cols, data, height=min(420, 32 + 26 * max(1, len(st))), name="jp-stages")
+    measured = ", ".join(c.short for c in COMPONENTS if c.in_run and not c.estimated)
+    estimated = ", ".join(c.short for c in COMPONENTS if c.in_run and c.estimated)
+    around = ", ".join(c.label for c in COMPONENTS if not c.in_run)
     head = div("<b>Stages</b> <span class='muted'>task-time quantiles over task attempts (ms, "
-               "finish − launch); breakdown shares of each stage's task time — CPU, GC, fetch wait, "
-               "shuffle write are measured by Spark, I/O and other wait are estimated; sums equal "
-               "Spark's REST /stages. Click a header to sort.</span>")
+               f"finish − launch); breakdown shares of each stage's task time — {fmt.esc(measured)} "
+               f"measured by Spark, {fmt.esc(estimated)} estimated; overhead = {fmt.esc(around)}; "
+               "sums equal Spark's REST /stages. Click a header to sort.</span>")
     return TabPanel(child=column(head, t, _stage_bars(st), sizing_mode="stretch_width"), title="Stages")
 
 
@@ -109,11 +109,11 @@ def _stage_bars(st: pd.DataFrame):
                                 "comp": [label] * len(labels), "kind": [kind] * len(labels),
                                 "s": [f"{x:.3f} s" for x in w]})
         p.hbar(y="y", left="left", right="right", height=0.7, source=src,
-                   fill_color=COMPONENT_COLORS.get(k, "#999"), fill_alpha=0.55 if est else 1.0,
+                   fill_color=comp.color, fill_alpha=0.55 if est else 1.0,
                    line_color="white", hatch_pattern=ESTIMATED_HATCH if est else None,
                    hatch_color="#555555", hatch_alpha=0.6, hatch_scale=8)
         items.append(f"<span style='white-space:nowrap;margin-right:12px'>"
-                     f"{swatch(COMPONENT_COLORS.get(k, '#999'), est)}{fmt.esc(label)}</span>")
+                     f"{swatch(comp.color, est)}{fmt.esc(label)}</span>")
         left = left + w
     p.add_tools(HoverTool(tooltips=[("stage", "@y"), ("component", "@comp"), ("", "@kind"),
                                     ("time", "@s")]))

@@ -9,7 +9,8 @@ from bokeh.plotting import figure
 
 from ...analysis import Analysis
 from .. import fmt
-from ..style import COMPONENT_COLORS, ESTIMATED_HATCH
+from ...analysis.components import BY_KEY
+from ..style import ESTIMATED_HATCH
 from ..widgets import div, swatch, table
 
 
@@ -27,7 +28,7 @@ def breakdown_bar(breakdown: dict[str, dict]):
         c = breakdown[k]
         w = c["ms"] / 1000.0
         est = c["kind"] == "estimated"
-        color = COMPONENT_COLORS.get(k, "#999999")
+        color = BY_KEY[k].color
         src = ColumnDataSource({"y": ["task time"], "left": [left], "right": [left + w],
                                 "label": [c["label"]], "kind": [c["kind"]],
                                 "ms": [fmt.ms(c["ms"])], "share": [f"{100 * c['share']:.1f}%"],
@@ -102,8 +103,8 @@ def summary_tab(a: Analysis, s: dict) -> TabPanel:
                     for h in (s.get("hints") or []))
     verdict = (f"<div class='big'>{fmt.esc(s['verdict'])}</div>"
                + (f"<ul>{hints}</ul>" if hints else ""))
-    legend = ("<div class='muted'>" + swatch("#4e79a7", False) + "solid: measured by Spark · "
-              + swatch("#76b7b2", True) + "hatched, lighter: estimated (what Spark leaves "
+    legend = ("<div class='muted'>" + swatch(BY_KEY["cpu"].color, False) + "solid: measured by Spark · "
+              + swatch(BY_KEY["io_wait_est"].color, True) + "hatched, lighter: estimated (what Spark leaves "
               "unexplained, attributed by rule)</div>")
     top = div(verdict + warnings_html(s.get("warnings") or []), name="jp-summary")
     bar, bar_legend = breakdown_bar(s["breakdown"])

@@ -18,7 +18,7 @@ from bokeh.plotting import figure
 
 from ...analysis import Analysis
 from ..lanes import Lanes
-from ..widgets import div, timeline_legend
+from ..widgets import div, present_components, timeline_legend
 
 DETAIL_LIMIT = 2000
 BINS = 160
@@ -181,7 +181,7 @@ def timeline_tab(a: Analysis, lanes: Lanes, flags: np.ndarray) -> tuple[TabPanel
             f"(at most {DETAIL_LIMIT:,} in view). Every attempt is drawn, failed ones included.")
     if len(stages) > MAX_BOUNDARY_STAGES:
         note += f" {len(stages):,} stages: boundary lines omitted, the stage track shows them."
-    head = div(timeline_legend() + f"<div class='muted'>{note}</div>")
+    head = div(timeline_legend(present_components(a)) + f"<div class='muted'>{note}</div>")
     layout = column(head, parts.status, p, sizing_mode="stretch_width")
     return TabPanel(child=layout, title="Timeline"), parts
 

@@ -8,10 +8,11 @@ from bokeh.layouts import column, row
 from bokeh.models import CategoricalSlider, CheckboxGroup, ColumnDataSource, TabPanel
 
 from ...analysis import Analysis
+from ...analysis.components import BY_KEY
 from ...analysis.hostcpu import host_cores
 from .. import fmt
 from ..payload import DISK_STOPS, SLOT_STOPS, stop_label
-from ..widgets import div, timeline_legend
+from ..widgets import div, present_components, timeline_legend
 from .timeline import TimelineParts, lane_figure
 
 
@@ -40,16 +41,17 @@ def host_cpu_note(a: Analysis) -> str:
 def whatif_tab(a: Analysis) -> tuple[TabPanel, WhatIfParts]:
     stops = [stop_label(f) for f in DISK_STOPS]
     slot_stops = [f"×{f:g}" for f in SLOT_STOPS]
+    label = lambda key: BY_KEY[key].label  # noqa: E731
     disk = CategoricalSlider(categories=stops, value=stops[0], name="jp-disk",
-                             title="Disk speed — shuffle write, shuffle fetch wait and estimated "
-                                   "input/output wait (upper bound)", sizing_mode="stretch_width")
+                             title=f"Disk speed — {label('shuffle_write')}, {label('shuffle_fetch_wait')} "
+                                   f"and {label('io_wait_est')} (upper bound)", sizing_mode="stretch_width")
     network = CategoricalSlider(categories=stops, value=stops[0], name="jp-network",
-                                title="Network speed — shuffle fetch wait",
+                                title=f"Network speed — {label('shuffle_fetch_wait')}",
                                 sizing_mode="stretch_width")
     slots = CategoricalSlider(categories=slot_stops, value="×1", name="jp-slots",
                               title=f"Executor slots (measured: up to {int(a.timeline.group_slots.max(initial=0))} "
                                     f"at once)", sizing_mode="stretch_width")
-    toggles = CheckboxGroup(labels=["no GC (remove JVM GC time)",
+    toggles = CheckboxGroup(labels=[f"no GC (remove {label('gc')} time)",
                                     "no stragglers (each at its stage's median progress rate)"],
                             active=[], name="jp-toggles")
     wall = a.wall_ms
@@ -77,7 +79,7 @@ def whatif_tab(a: Analysis) -> tuple[TabPanel, WhatIfParts]:
     sim.fig.xaxis.axis_label = "seconds (simulated schedule; groups keep their measured driver gaps)"
     head = div("<b>Simulated schedule</b> <span class='muted'>(the replay for these settings, "
                "not rescaled; colours are the measured breakdown, scaled with each task)</span>"
-               + timeline_legend())
+               + timeline_legend(present_components(a)))
     controls = column(disk, network, slots, toggles, sizing_mode="stretch_width")
     layout = column(row(controls, column(out, labels, sizing_mode="stretch_width"),
                         sizing_mode="stretch_width"),

@@ -15,7 +15,7 @@ Then, each in a fresh process (peak RSS = that process's ``ru_maxrss``):
 
 * ``load_eventlog`` (orjson);
 * a naive loader for comparison: the same parse, but one flattened dict per task
-  (``normalize_tasks(list_of_dicts)``) instead of the typed column arrays ``load_eventlog``
+  (``conform("tasks", list_of_dicts)``) instead of the typed column arrays ``load_eventlog``
   accumulates (it reads only TaskEnd events, so it does less than ``load_eventlog``);
 * ``jupyter-perf analyze LOG --json`` end to end (load + full analysis + JSON);
 * with ``--zstd``: the same log zstd-compressed as Spark writes it (``.zstd``).
@@ -189,7 +189,7 @@ CHILD = textwrap.dedent("""
     elif mode == "dicts":
         import orjson
         from jupyter_perf.collect.eventlog.parser import without_accumulables
-        from jupyter_perf.model import _flatten, normalize_tasks
+        from jupyter_perf.model import _flatten, conform
         rows = []
         with open(path, "rb") as fh:
             for line in fh:
@@ -202,7 +202,7 @@ CHILD = textwrap.dedent("""
                 row.update(_flatten({{"Task Info": info}}))
                 row["Stage ID"], row["Stage Attempt ID"] = e["Stage ID"], e["Stage Attempt ID"]
                 rows.append(row)
-        tasks = normalize_tasks(rows, "eventlog")
+        tasks = conform("tasks", rows, "eventlog")
         n = len(tasks)
     elif mode == "cli":
         import io, contextlib

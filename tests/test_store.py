@@ -9,13 +9,13 @@ import textwrap
 import pandas as pd
 import pytest
 
-from jupyter_perf.model import Run, normalize_tasks
+from jupyter_perf.model import Run, conform
 from jupyter_perf.store import RunStore, StoreError, valid_run_id
 from test_model import REST_TASK
 
 
 def sample_run(**kw) -> Run:
-    tasks = normalize_tasks([REST_TASK], "rest", stage_id=1, stage_attempt=0)
+    tasks = conform("tasks", [REST_TASK], "rest", stage_id=1, stage_attempt=0)
     return Run(label=kw.pop("label", "a <b>label</b>"), source="%%perfmeasure\nx = 1\n",
                start_ms=1000.0, end_ms=3500.0, tasks=tasks,
                stages=pd.DataFrame([{"stage_id": 1, "attempt": 0, "status": "COMPLETE",

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..model import STAGE_SUM_COLUMNS, Run
+from ..model import Run
 from . import breakdown as _bd
 from . import components
 from .hostcpu import busy_share, host_cores, with_floor
@@ -174,57 +174,9 @@ class Analysis:
 
     # -- tables -----------------------------------------------------------
     def stage_table(self) -> pd.DataFrame:
-        """Stages with sums over all their task attempts (as ``run.stage_table()``: the sums
-        Spark's REST /stages reports), plus stages seen only in tasks and per-status counts.
-
-        Same numbers as :meth:`Run.stage_table`, computed in one vectorised groupby (the
-        model's per-group ``apply`` costs ~0.4 s per million tasks).
-        """
-        run = self.run
-        keys = ["stage_id", "attempt"]
-        t = run.tasks
-        sums = list(STAGE_SUM_COLUMNS)
-        if len(t):
-            status = t["status"]
-            frame = pd.DataFrame({new: t[old] for new, old in STAGE_SUM_COLUMNS.items()})
-            frame["task_attempts"] = 1
-            frame["failed_tasks"] = (status == "FAILED").astype("int64")
-            frame["killed_tasks"] = (status == "KILLED").astype("int64")
-            frame["succeeded_tasks"] = status.isin(["SUCCESS", ""]).astype("int64")
-            frame["stage_id"] = t["stage_id"]
-            frame["attempt"] = t["stage_attempt"]
-            agg = frame.groupby(keys, sort=True).sum()
-            g = t.groupby(["stage_id", "stage_attempt"], sort=True)
-            agg["distinct_tasks"] = g["index"].nunique().to_numpy()
-            agg["first_launch_ms"] = g["launch_ms"].min().to_numpy()
-            agg["last_finish_ms"] = g["finish_ms"].max().to_numpy()
-            agg = agg.reset_index()
-        else:
-            agg = pd.DataFrame(columns=keys + sums + ["task_attempts", "failed_tasks"])
-        stages = run.stages.copy()
-        if stages.empty:
-            table = agg
-        else:
-            stages["stage_id"] = pd.to_numeric(stages["stage_id"], errors="coerce")
-            stages = stages.dropna(subset=["stage_id"])
-            stages["stage_id"] = stages["stage_id"].astype("int64")
-            stages["attempt"] = pd.to_numeric(stages["attempt"], errors="coerce").fillna(0).astype("int64")
-            table = stages.merge(agg, on=keys, how="outer")
-        for col in ("status", "num_tasks", "name"):
-            if col not in table.columns:
-                table[col] = None
-        for col in ("killed_tasks", "succeeded_tasks", "distinct_tasks", "task_attempts",
-                    "failed_tasks", *sums):
-            if col not in table.columns:
-                table[col] = 0
-            table[col] = pd.to_numeric(table[col], errors="coerce").fillna(0).astype(
-                "float64" if col.endswith("_ms") else "int64")
-        num = pd.to_numeric(table["num_tasks"], errors="coerce")
-        table["num_tasks"] = num.fillna(table["distinct_tasks"]).astype("int64")
-        status = table["status"].fillna("").astype(str)
-        table["status"] = np.where(status != "", status,
-                                   np.where(table["failed_tasks"] > 0, "FAILED", "COMPLETE"))
-        return table.sort_values(keys).reset_index(drop=True)
+        """The run's stage table (:meth:`~jupyter_perf.model.Run.stage_table`): stages with sums
+        over all their task attempts, as Spark's REST /stages reports them."""
+        return self.run.stage_table()
 
     def _jobs(self) -> list[dict]:
         out = []

@@ -19,9 +19,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..model import Run, parse_spark_time
+from ..model import Run, conform, parse_spark_time
 from .rest import RestError, SparkRest
-from .rest_run import fetch_executors, fetch_stages, job_row
+from .rest_run import fetch_executors, fetch_stages
 
 
 def _attempt_key(a: dict[str, Any]) -> tuple:
@@ -91,7 +91,7 @@ def load_rest(url: str, app_id: str, attempt: str | None = None, *, timeout: flo
     finally:
         rest.close()
 
-    jobs = pd.DataFrame(sorted((job_row(j) for j in jobs_raw), key=lambda j: j["job_id"]))
+    jobs = conform("jobs", jobs_raw, "rest").sort_values("job_id", kind="stable")
     known_jobs = {int(j["jobId"]) for j in jobs_raw}
     if known_jobs and len(known_jobs) < max(known_jobs) + 1:
         warnings.append(f"Spark kept {len(known_jobs)} of {max(known_jobs) + 1} jobs "

@@ -7,31 +7,11 @@ from typing import Any
 from .periodic import PeriodicSampler
 from .rest import RestError, SparkRest
 
-PEAK_FIELDS = {
-    "JVMHeapMemory": "peak_jvm_heap_bytes",
-    "OnHeapExecutionMemory": "peak_on_heap_execution_bytes",
-    "OnHeapStorageMemory": "peak_on_heap_storage_bytes",
-    "ProcessTreeJVMRSSMemory": "peak_process_rss_bytes",
-}
-
 
 def memory_rows(executors: list[dict[str, Any]], now_ms: float) -> list[dict[str, Any]]:
-    rows = []
-    for ex in executors:
-        mem = ex.get("memoryMetrics") or {}
-        peak = ex.get("peakMemoryMetrics") or {}
-        row = {
-            "time_ms": now_ms,
-            "executor_id": str(ex.get("id", "")),
-            "used_on_heap_storage_bytes": mem.get("usedOnHeapStorageMemory"),
-            "used_off_heap_storage_bytes": mem.get("usedOffHeapStorageMemory"),
-            "max_memory_bytes": ex.get("maxMemory"),
-            "memory_used_bytes": ex.get("memoryUsed"),
-        }
-        for field, column in PEAK_FIELDS.items():
-            row[column] = peak.get(field)
-        rows.append(row)
-    return rows
+    """One raw sample per executor: its ``/allexecutors`` item and when it was read
+    (``time_ms``); ``model.conform("memory", rows, "rest")`` maps Spark's fields."""
+    return [dict(ex, time_ms=now_ms) for ex in executors]
 
 
 class MemorySampler(PeriodicSampler):

@@ -14,13 +14,13 @@ from typing import Any, Callable
 import pandas as pd
 
 from ..errors import one_line
-from ..model import Run, new_run_id, normalize_tasks
+from ..model import Run, conform, new_run_id
 from .hostcpu import HostCpuSampler, executors_on_this_host
 from .listener import ListenerUnavailable, listeners_for
 from .progress import ProgressPoller, ProgressSnapshot, StatusReader
 from .redact import redact
 from .rest import RestError, SparkRest
-from .rest_run import fetch_executors, fetch_stages, job_row
+from .rest_run import fetch_executors, fetch_stages
 from .sampler import MemorySampler, memory_rows
 
 TAG_PREFIX = "jupyter-perf-"
@@ -102,9 +102,9 @@ class Window:
         return self
 
     def _peak_memory(self) -> float | None:
-        rows = self.sampler.rows if self.sampler is not None else []
-        peaks = [r.get("peak_jvm_heap_bytes") for r in rows[-20:] if r.get("peak_jvm_heap_bytes")]
-        return float(max(peaks)) if peaks else None
+        rows = self.sampler.rows[-20:] if self.sampler is not None else []
+        peak = conform("memory", rows, "rest")["peak_jvm_heap_bytes"].max() if rows else None
+        return float(peak) if peak and peak > 0 else None
 
     def stop_background(self) -> None:
         """Stop the sampler and poller threads without collecting (start() failed)."""
@@ -166,7 +166,7 @@ class Window:
                 rows = self.sampler.stop()
                 if self.sampler.errors and not rows:
                     run.warnings.append(f"memory sampler failed: {self.sampler.last_error}")
-                run.memory = pd.DataFrame(rows)
+                run.memory = conform("memory", rows, "rest")
             if self.rest is not None:
                 self.rest.close()
         if self.listeners is not None:
@@ -176,7 +176,6 @@ class Window:
                 run.listener_stages = stages[stages["stageId"].isin(ids)].reset_index(drop=True)
         if run.jobs.empty and status == "ok":
             run.status = "no-jobs"
-        run.__post_init__()
         return run
 
     def _safely(self, what: str, fn: Callable[[], Any]) -> Any:
@@ -214,7 +213,7 @@ class Window:
         assert rest is not None
         jobs = [self._settled_job(j) for j in job_ids]
         jobs = [j for j in jobs if j is not None]
-        run.jobs = pd.DataFrame([job_row(j) for j in jobs])
+        run.jobs = conform("jobs", jobs, "rest")
         stage_ids = sorted({s for j in jobs for s in j.get("stageIds", [])})
         stages, tasks, warnings = fetch_stages(rest, stage_ids)
         run.stages, run.tasks = stages, tasks
@@ -267,7 +266,7 @@ class Window:
         raw = self.listeners.task_metrics()
         if job_ids and "jobId" in raw.columns:
             raw = raw[raw["jobId"].isin(job_ids)]
-        run.tasks = normalize_tasks(raw.reset_index(drop=True), "sparkmeasure")
+        run.tasks = conform("tasks", raw.reset_index(drop=True), "sparkmeasure")
         stages = self.listeners.stage_metrics()
         if job_ids:
             stages = stages[stages["jobId"].isin(job_ids)]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jupyter_perf.model import Run, conform_tasks
+from jupyter_perf.model import Run, conform
 
 T0 = 1_700_000_000_000.0   # an epoch ms; tests speak in ms relative to it
 
@@ -38,5 +38,5 @@ def make_run(tasks, *, slots=2, start=None, end=None, kind="cell", stages=None, 
         stages = [{"stage_id": int(s), "attempt": int(a), "status": "COMPLETE",
                    "num_tasks": int(n)}
                   for (s, a), n in df.groupby(["stage_id", "stage_attempt"])["index"].nunique().items()]
-    return Run(kind=kind, tasks=conform_tasks(df), executors=executors, stages=stages,
+    return Run(kind=kind, tasks=conform("tasks", df), executors=executors, stages=stages,
                jobs=jobs or [], start_ms=T0 + start, end_ms=T0 + end)

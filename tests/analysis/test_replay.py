@@ -127,10 +127,10 @@ def test_dag_barrier_inside_a_group():
 
 def test_tasks_without_launch_times_replay_in_stage_order_on_the_cores():
     import pandas as pd
-    from jupyter_perf.model import Run, conform_tasks
+    from jupyter_perf.model import Run, conform
     df = pd.DataFrame({"stage_id": [0, 0, 0], "task_id": [0, 1, 2], "duration_ms": [4.0] * 3,
                        "run_ms": [4.0] * 3, "status": "SUCCESS"})
-    run = Run(tasks=conform_tasks(df), executors=[{"executor_id": "driver", "total_cores": 2}],
+    run = Run(tasks=conform("tasks", df), executors=[{"executor_id": "driver", "total_cores": 2}],
               start_ms=1000.0, end_ms=1010.0)
     a = analyze(run)
     assert a.simulated_baseline_ms == 8.0

@@ -6,7 +6,7 @@ import pytest
 
 from analysis_synth import T0, make_run, task
 from jupyter_perf.analysis import Analysis, analyze
-from jupyter_perf.model import STAGE_SUM_COLUMNS, Run
+from jupyter_perf.model import Run
 
 DESIGN_KEYS = {"app_id", "spark_version", "wall_ms", "slots", "jobs", "stages", "breakdown",
                "whatif", "stragglers", "verdict"}
@@ -54,14 +54,8 @@ def test_failed_then_retried_counts_once_failed_once_success():
     assert st[0]["task_attempts"] == 3 and st[0]["num_tasks"] == 2
 
 
-def test_stage_aggregates_equal_the_models_stage_table():
-    run = retried_run()
-    mine = analyze(run).stage_table()
-    ref = run.stage_table()
-    cols = list(STAGE_SUM_COLUMNS) + ["task_attempts", "failed_tasks"]
-    pd.testing.assert_frame_equal(mine[["stage_id", "attempt"] + cols].astype("float64"),
-                                  ref[["stage_id", "attempt"] + cols].astype("float64"))
-    s = analyze(run).summary()["stages"][0]
+def test_stage_sums_cover_every_attempt():
+    s = analyze(retried_run()).summary()["stages"][0]
     assert s["executor_run_time_ms"] == 100 + 40 + 60
     assert s["jvm_gc_time_ms"] == 10 and s["shuffle_fetch_wait_ms"] == 5
     assert s["shuffle_write_time_ms"] == 3 and s["shuffle_write_bytes"] == 50
@@ -104,7 +98,7 @@ def test_empty_run_summary():
 
 def test_rest_run_with_real_spark_shaped_fields():
     # Through the model's REST normaliser: ns CPU and write time become ms.
-    from jupyter_perf.model import normalize_tasks
+    from jupyter_perf.model import conform
     raw = [{"taskId": i, "index": i, "attempt": 0, "executorId": "driver", "host": "h",
             "status": "SUCCESS", "launchTime": f"2026-01-01T00:00:0{i}.000GMT",
             "duration": 1000, "schedulerDelay": 1,
@@ -113,7 +107,7 @@ def test_rest_run_with_real_spark_shaped_fields():
                             "shuffleWriteMetrics": {"writeTime": 20_000_000,
                                                     "bytesWritten": 10}}}
            for i in range(3)]
-    tasks = normalize_tasks(raw, "rest", stage_id=0, stage_attempt=0)
+    tasks = conform("tasks", raw, "rest", stage_id=0, stage_attempt=0)
     run = Run(kind="rest", tasks=tasks,
               executors=[{"executor_id": "driver", "total_cores": 1}],
               jobs=[{"job_id": 0, "submission_ms": tasks["launch_ms"].min(),

@@ -2,7 +2,7 @@
 import numpy as np
 import pandas as pd
 
-from jupyter_perf.model import Run, conform_tasks
+from jupyter_perf.model import Run, conform
 from jupyter_perf.render.lanes import assign_lanes
 
 
@@ -10,7 +10,7 @@ def run_of(rows, cores):
     t = pd.DataFrame(rows)
     t["task_id"] = range(len(t))
     ex = [{"executor_id": e, "host": f"h{e}", "total_cores": c} for e, c in cores.items()]
-    return Run(tasks=conform_tasks(t), executors=ex)
+    return Run(tasks=conform("tasks", t), executors=ex)
 
 
 def test_lanes_follow_the_schedule_per_executor():

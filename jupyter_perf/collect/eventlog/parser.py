@@ -21,15 +21,11 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from ...model import EVENTLOG_TASK_FIELDS, Run, normalize_tasks
+from ...model import EVENTLOG_TASK_FIELDS, PEAK_MEMORY_FIELDS, Run, conform
 
 MAX_LINE_WARNINGS = 5
 _PREFIX = b'{"Event":"'
 _KILLED_REASONS = ("TaskKilled", "TaskCommitDenied")
-_PEAK_FIELDS = {"JVMHeapMemory": "peak_jvm_heap_bytes",
-                "OnHeapExecutionMemory": "peak_on_heap_execution_bytes",
-                "OnHeapStorageMemory": "peak_on_heap_storage_bytes",
-                "ProcessTreeJVMRSSMemory": "peak_process_rss_bytes"}
 _EMPTY: dict = {}
 _NUMBER = (int, float)
 
@@ -311,6 +307,8 @@ class Parser:
         self.app["properties"] = kept
 
     # -- jobs and stages -----------------------------------------------------
+    # Records keep the events' field names (the model maps them); statuses and counts are
+    # derived here from the order of events, as Spark's AppStatusListener derives them.
     @staticmethod
     def _stage_fields(info: Any) -> tuple[tuple[int, int], dict[str, Any]]:
         """The stage attempt a ``Stage Info`` object describes, checked, not yet stored."""
@@ -318,18 +316,16 @@ class Parser:
         key = (_int(info.get("Stage ID"), "Stage ID"),
                _int(info.get("Stage Attempt ID"), "Stage Attempt ID", 0))
         details = _text(info.get("Details"), "Details")
-        return key, {"name": _text(info.get("Stage Name"), "Stage Name"),
-                     "num_tasks": _int(info.get("Number of Tasks"), "Number of Tasks", 0),
-                     "parent_ids": _ints(info.get("Parent IDs"), "Parent IDs"),
-                     "details": details.split("\n", 1)[0]}
+        return key, {"Stage ID": key[0], "Stage Attempt ID": key[1],
+                     "Stage Name": _text(info.get("Stage Name"), "Stage Name"),
+                     "Number of Tasks": _int(info.get("Number of Tasks"), "Number of Tasks", 0),
+                     "Parent IDs": _ints(info.get("Parent IDs"), "Parent IDs"),
+                     "Details": details.split("\n", 1)[0]}
 
     def _stage(self, key: tuple[int, int], fields: dict[str, Any]) -> dict[str, Any]:
         st = self.stages.get(key)
         if st is None:
-            st = self.stages[key] = {
-                "stage_id": key[0], "attempt": key[1], "status": "PENDING",
-                "submission_ms": np.nan, "first_task_launched_ms": np.nan,
-                "completion_ms": np.nan, "description": "", "failure_reason": ""}
+            st = self.stages[key] = {"status": "PENDING", "first_task_launched_ms": np.nan}
         st.update(fields)
         return st
 
@@ -343,28 +339,27 @@ class Parser:
         pending = [_obj(info, "Stage Info").get("Completion Time") is None for info in infos]
         last = max(stages, key=lambda s: s[0][0])[1] if stages else {}
         sql = props.get("spark.sql.execution.id")
-        tags = props.get("spark.job.tags") or ""
+        tags = _text(props.get("spark.job.tags"), "spark.job.tags")
         sub = _time(e.get("Submission Time"), "Submission Time")
         job = {
-            "job_id": job_id, "name": last.get("name", ""),
-            "description": _text(props.get("spark.job.description"), "spark.job.description"),
-            "status": "RUNNING",
-            "submission_ms": sub,
-            "completion_ms": np.nan,
-            "stage_ids": _ints(e.get("Stage IDs"), "Stage IDs"),
+            "Job ID": job_id, "Submission Time": sub,
+            "Stage IDs": _ints(e.get("Stage IDs"), "Stage IDs"),
+            "Properties.spark.job.description": _text(props.get("spark.job.description"),
+                                                      "spark.job.description"),
+            "Properties.spark.jobGroup.id": _text(props.get("spark.jobGroup.id"),
+                                                  "spark.jobGroup.id"),
+            "name": last.get("Stage Name", ""), "status": "RUNNING",
             # as Spark's AppStatusListener: tasks of the stages not yet completed at job start
-            "num_tasks": int(sum(f["num_tasks"] for (_, f), p in zip(stages, pending) if p)),
+            "num_tasks": int(sum(f["Number of Tasks"] for (_, f), p in zip(stages, pending) if p)),
             "num_failed_tasks": 0, "num_killed_tasks": 0,
-            "job_group": _text(props.get("spark.jobGroup.id"), "spark.jobGroup.id"),
-            "job_tags": sorted(t for t in _text(tags, "spark.job.tags").split(",") if t),
+            "job_tags": sorted(t for t in tags.split(",") if t),
             "sql_execution_id": int(sql) if sql not in (None, "") else None,
         }
         self.jobs[job_id] = job
         for key, fields in stages:
             self._stage(key, fields)
             self.stage_jobs.setdefault(key[0], []).append(job_id)
-        if sub == sub:
-            self._seen(sub)
+        self._seen(sub)
 
     def on_job_end(self, e: dict) -> None:
         job = self.jobs.get(_int(e.get("Job ID"), "Job ID"))
@@ -373,37 +368,34 @@ class Parser:
         if job is None:
             return
         job["status"] = "SUCCEEDED" if result == "JobSucceeded" else "FAILED"
-        job["completion_ms"] = comp
-        if comp == comp:
-            self._seen(comp)
+        job["Completion Time"] = comp
+        self._seen(comp)
         for st in self.stages.values():   # stages of the job that never ran were skipped
-            if st["stage_id"] in job["stage_ids"] and st["status"] == "PENDING":
+            if st["Stage ID"] in job["Stage IDs"] and st["status"] == "PENDING":
                 st["status"] = "SKIPPED"
 
     def on_stage_submitted(self, e: dict) -> None:
         info = _obj(e.get("Stage Info"), "Stage Info")
         key, fields = self._stage_fields(info)
-        sub = _time(info.get("Submission Time"), "Submission Time")
-        description = _text(_obj(e.get("Properties"), "Properties").get("spark.job.description"),
-                            "spark.job.description")
-        st = self._stage(key, fields)
-        st.update(status="ACTIVE", submission_ms=sub, description=description)
+        fields["Submission Time"] = _time(info.get("Submission Time"), "Submission Time")
+        fields["Properties.spark.job.description"] = _text(
+            _obj(e.get("Properties"), "Properties").get("spark.job.description"),
+            "spark.job.description")
+        self._stage(key, fields)["status"] = "ACTIVE"
 
     def on_stage_completed(self, e: dict) -> None:
         info = _obj(e.get("Stage Info"), "Stage Info")
         key, fields = self._stage_fields(info)
         failure = _text(info.get("Failure Reason"), "Failure Reason")
         sub = _time(info.get("Submission Time"), "Submission Time")
-        comp = _time(info.get("Completion Time"), "Completion Time")
-        st = self._stage(key, fields)
-        st["failure_reason"] = failure
-        st["status"] = ("FAILED" if failure else
-                        "COMPLETE" if info.get("Submission Time") is not None else "SKIPPED")
+        fields["Completion Time"] = _time(info.get("Completion Time"), "Completion Time")
+        fields["Failure Reason"] = failure
         if sub == sub:
-            st["submission_ms"] = sub
-        st["completion_ms"] = comp
-        if comp == comp:
-            self._seen(comp)
+            fields["Submission Time"] = sub
+        self._stage(key, fields)["status"] = (
+            "FAILED" if failure else
+            "COMPLETE" if info.get("Submission Time") is not None else "SKIPPED")
+        self._seen(fields["Completion Time"])
 
     # -- tasks -----------------------------------------------------------------
     def on_task_start(self, e: dict) -> None:
@@ -480,28 +472,27 @@ class Parser:
         host = _text(host, "Host")
         when = _time(e.get("Timestamp"), "Timestamp")
         ex = self.executors.setdefault(executor_id, {
-            "executor_id": executor_id, "host": "", "total_cores": 0, "max_memory_bytes": 0,
-            "add_ms": when if when == when else 0.0, "remove_ms": np.nan, "is_active": True,
-            "remove_reason": ""})
-        ex.update(fields, host=ex["host"] or host, is_active=True)
+            "Executor ID": executor_id, "Host": "", "Total Cores": 0, "Maximum Memory": 0,
+            "Added": when, "Removed": np.nan, "is_active": True, "Removed Reason": ""})
+        ex.update(fields, Host=ex["Host"] or host, is_active=True)
 
     def on_executor_added(self, e: dict) -> None:
         info = _obj(e.get("Executor Info"), "Executor Info")
         self._executor(e, e, info.get("Host"),
-                       total_cores=_int(info.get("Total Cores"), "Total Cores", 0))
+                       **{"Total Cores": _int(info.get("Total Cores"), "Total Cores", 0)})
 
     def on_block_manager_added(self, e: dict) -> None:
         # the driver has no ExecutorAdded on a cluster: its block manager says it exists
         bm = _obj(e.get("Block Manager ID"), "Block Manager ID")
-        self._executor(e, bm, bm.get("Host"), max_memory_bytes=_int(e.get("Maximum Memory"), "Maximum Memory", 0))
+        self._executor(e, bm, bm.get("Host"),
+                       **{"Maximum Memory": _int(e.get("Maximum Memory"), "Maximum Memory", 0)})
 
     def on_executor_removed(self, e: dict) -> None:
         ex = self.executors.get(_text(e.get("Executor ID"), "Executor ID"))
         when = _time(e.get("Timestamp"), "Timestamp")
         reason = _text(e.get("Removed Reason"), "Removed Reason")
         if ex is not None:
-            ex.update(is_active=False, remove_ms=when if when == when else 0.0,
-                      remove_reason=reason)
+            ex.update({"is_active": False, "Removed": when, "Removed Reason": reason})
 
     def on_stage_executor_metrics(self, e: dict) -> None:
         self._peaks(_text(e.get("Executor ID"), "Executor ID"),
@@ -520,12 +511,13 @@ class Parser:
     def _peaks(self, executor_id: str, metrics: list[dict]) -> None:
         peaks: dict[str, int] = {}
         for m in metrics:
-            for field, column in _PEAK_FIELDS.items():
+            for field in PEAK_MEMORY_FIELDS:
                 v = m.get(field)
                 if v is None:
                     continue
                 if type(v) is not int:
                     raise BadEvent(f"{field!r} is {type(v).__name__}, expected an integer")
+                column = f"Executor Metrics.{field}"
                 peaks[column] = max(v, peaks.get(column, v))
         ex = self.executors.get(executor_id)
         if ex is None:
@@ -553,45 +545,25 @@ class Parser:
         numbers = np.vstack([numbers] + extra) if extra else numbers.copy()
         n = len(numbers)
         strings = list(zip(*[s for _, s in running])) or [(), (), (), ()]
-        frame = pd.DataFrame(numbers[:, :k - 1], columns=NUMERIC_FIELDS[:-1])
+        frame = pd.DataFrame(numbers, columns=NUMERIC_FIELDS)
+        del numbers
         frame["Task Info.Executor ID"] = self.executor_col + list(strings[0])
         frame["Task Info.Host"] = self.host_col + list(strings[1])
         frame["Task Info.Locality"] = self.locality_col + list(strings[2])
         frame["Task Info.Speculative"] = np.concatenate(
             [np.frombuffer(self.speculative, dtype="int8").astype(bool),
              np.array(strings[3], dtype=bool)]) if n else np.zeros(0, dtype=bool)
-        tasks = normalize_tasks(frame, "eventlog")
+        frame["Task Metrics"] = np.concatenate([np.frombuffer(self.has_metrics, dtype="int8") > 0,
+                                                np.zeros(len(running), dtype=bool)])
+        frame["status"] = self.status_col + ["RUNNING"] * len(running)
+        frame["error"] = self.error_col + [""] * len(running)
+        tasks = conform("tasks", frame, "eventlog")
         del frame
-        has_metrics = np.concatenate([np.frombuffer(self.has_metrics, dtype="int8") > 0,
-                                      np.zeros(len(running), dtype=bool)])
-        # Derived times, as Spark's REST API derives them (AppStatusUtils), all in ms already.
-        launch = tasks["launch_ms"].to_numpy()
-        finish = tasks["finish_ms"].to_numpy()
-        duration = np.where(finish > 0, finish - launch, 0.0)
-        fetch_start = numbers[:, k - 1]
-        getting = np.where((fetch_start > 0) & (finish > 0), launch + duration - fetch_start, 0.0)
-        delay = np.maximum(0.0, duration - tasks["run_ms"].to_numpy()
-                           - tasks["deserialize_ms"].to_numpy()
-                           - tasks["result_serialization_ms"].to_numpy() - getting)
-        tasks["duration_ms"] = duration
-        tasks["getting_result_ms"] = getting
-        tasks["scheduler_delay_ms"] = np.where(has_metrics & (finish > 0), delay, 0.0)
-        tasks["status"] = self.status_col + ["RUNNING"] * len(running)
-        tasks["error"] = self.error_col + [""] * len(running)
-        tasks["shuffle_read_bytes"] = tasks["shuffle_remote_bytes"] + tasks["shuffle_local_bytes"]
         tasks = tasks.sort_values(["stage_id", "stage_attempt", "task_id"], kind="stable")
         return tasks.reset_index(drop=True)
 
     def build(self, source: str) -> Run:
         app = self.app
-        tasks = self.tasks()
-        stages = pd.DataFrame(sorted(self.stages.values(),
-                                     key=lambda s: (s["stage_id"], s["attempt"])))
-        jobs = pd.DataFrame(sorted(self.jobs.values(), key=lambda j: j["job_id"]))
-        executors = pd.DataFrame(sorted(self.executors.values(), key=lambda x: x["executor_id"]))
-        for column in _PEAK_FIELDS.values():
-            if not executors.empty and column not in executors.columns:
-                executors[column] = None
         start = app.get("start_ms", 0) or 0
         end = app.get("end_ms", 0) or 0
         start = 0.0 if start != start else float(start)
@@ -603,8 +575,13 @@ class Parser:
                   start_ms=start, end_ms=end, app_id=app.get("app_id", ""),
                   app_name=app.get("app_name", ""), spark_version=app.get("spark_version", ""),
                   master=app.get("master", ""), collector="eventlog",
-                  warnings=list(self.warnings), jobs=jobs, stages=stages, tasks=tasks,
-                  executors=executors, extra=extra)
+                  warnings=list(self.warnings), extra=extra,
+                  jobs=conform("jobs", [self.jobs[k] for k in sorted(self.jobs)], "eventlog"),
+                  stages=conform("stages", [self.stages[k] for k in sorted(self.stages)],
+                                 "eventlog"),
+                  tasks=self.tasks(),
+                  executors=conform("executors", [self.executors[k] for k in
+                                                  sorted(self.executors)], "eventlog"))
         if run.jobs.empty:
             run.status = "no-jobs"
         return run

@@ -15,7 +15,6 @@ from bokeh.models import ColumnDataSource, CustomJS, HoverTool, Range1d, Select,
 from bokeh.plotting import figure
 
 from ...analysis import Analysis
-from ...model import EXECUTOR_COLUMNS, MEMORY_COLUMNS
 from .. import fmt
 from ..widgets import div
 
@@ -39,19 +38,10 @@ def _num(df: pd.DataFrame, col: str) -> np.ndarray:
     return pd.to_numeric(df[col], errors="coerce").to_numpy(dtype="float64")
 
 
-def _with_columns(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    df = df.copy()
-    for col in columns:
-        if col not in df.columns:
-            df[col] = pd.Series([None] * len(df), dtype="object")
-    return df
-
-
 def memory_tab(a: Analysis) -> TabPanel:
     run, tl = a.run, a.timeline
     lo = float(tl.window[0]) if tl.has_times else float(run.start_ms)
-    mem = _with_columns(run.memory, MEMORY_COLUMNS)
-    ex = _with_columns(run.executors, EXECUTOR_COLUMNS)
+    mem, ex = run.memory, run.executors       # a Run's tables have every model column
     ex_ids = [str(e) for e in ex["executor_id"]] if not ex.empty else []
     mem_ids = [str(e) for e in mem["executor_id"].dropna().unique()] if not mem.empty else []
     t = run.tasks

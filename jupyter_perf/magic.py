@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 
+import IPython
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
@@ -53,7 +54,7 @@ class PerfMagics(Magics):
             return None
         if cell is None:
             return self._line(args.rest, args.app)
-        return self._cell(cell, args)
+        return self._cell(cell, args, typed_header(self.shell, line))
 
     # -- line magic ---------------------------------------------------------
     def _line(self, rest: list[str], app: str | None = None):
@@ -118,7 +119,7 @@ class PerfMagics(Magics):
         display(inline.bundle(run, analysis), raw=True)
 
     # -- cell magic ---------------------------------------------------------
-    def _cell(self, cell: str, args):
+    def _cell(self, cell: str, args, header: str = "%%perfmeasure"):
         from .collect import Window
         from .session import SessionError, active_session, spark_session
 
@@ -128,14 +129,14 @@ class PerfMagics(Magics):
                   "to tag jobs or attach listeners, so the cell runs unmeasured — measure on the "
                   "Spark driver, or analyse its event log with %perfmeasure analyze",
                   file=sys.stderr)
-            return self._run_plain(cell)
+            return self._run_plain(cell, header)
         spark = active_session()
         if spark is None:
             try:
                 spark = spark_session()
             except SessionError as exc:
                 print(f"perfmeasure: {exc}; running the cell unmeasured", file=sys.stderr)
-                return self._run_plain(cell)
+                return self._run_plain(cell, header)
             ns.setdefault("spark", spark)   # the session we started, for the cell to use
         notebook = ns.get("__session__") or os.environ.get("JPY_SESSION_NAME", "")
         cell_id = current_cell_id(self.shell)
@@ -155,10 +156,10 @@ class PerfMagics(Magics):
             print(f"perfmeasure: could not start measuring ({one_line(exc)}); running the "
                   "cell unmeasured — restart Spark with jupyter_perf.spark_session()",
                   file=sys.stderr)
-            return self._run_plain(cell)
+            return self._run_plain(cell, header)
         try:
             with plain_sigint():
-                value = self._run_plain(cell)
+                value = self._run_plain(cell, header)
         except BaseException as exc:
             interrupt = interrupt_in(exc)
             if interrupt is not None:
@@ -174,22 +175,32 @@ class PerfMagics(Magics):
         self._finish(window, live, args, "ok", "")
         return value
 
-    def _run_plain(self, cell: str):
-        """Run the cell body as IPython would; return the last expression's value."""
+    def _run_plain(self, cell: str, header: str = "%%perfmeasure"):
+        """Run the cell body as IPython would; return the last expression's value.
+
+        If the body raises, its traceback shows as a plain cell's would: the user's frames
+        only, under the cell's own number, with line numbers as the editor shows them (the
+        ``header`` line, the magic's own, is line 1).
+        """
         shell = self.shell
         source = shell.transform_cell(cell)
-        filename = shell.compile.cache(source, shell.execution_count)  # tracebacks show the cell
-        tree = shell.compile.ast_parse(source, filename=filename)
+        # the cell as the user sees it, for the traceback's context lines
+        filename = shell.compile.cache(f"{header}\n{source}", cell_number(shell))
+        tree = shell.compile.ast_parse("\n" + source, filename=filename)   # body from line 2
         tree = shell.transform_ast(tree)
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             last = ast.Expression(tree.body.pop().value)
         ns = shell.user_ns
-        if tree.body:
-            exec(shell.compile(tree, filename, "exec"), ns)
-        if last is not None:
-            return eval(shell.compile(last, filename, "eval"), ns)
-        return None
+        try:
+            if tree.body:
+                exec(shell.compile(tree, filename, "exec"), ns)
+            if last is not None:
+                return eval(shell.compile(last, filename, "eval"), ns)
+            return None
+        except BaseException as exc:
+            show_from_cell(shell, exc, filename)
+            raise
 
     def _finish(self, window, live, args, status: str, error: str) -> None:
         """Collect, analyse, store and show the cell's run. Nothing here may change what the
@@ -252,6 +263,70 @@ def current_cell_id(shell) -> str:
         return str((parent or {}).get("metadata", {}).get("cellId") or "")
     except Exception:
         return ""
+
+
+def cell_number(shell) -> int:
+    """The number of the cell running now, as its ``In [N]`` prompt shows it.
+
+    IPython counts the cell before running it (``shell.execution_count`` is already the next
+    number); the running cell's own number is on its ExecutionResult.
+    """
+    result = getattr(shell.displayhook, "exec_result", None)
+    count = getattr(result, "execution_count", None)
+    return int(count) if count is not None else int(shell.execution_count)
+
+
+def typed_header(shell, line: str) -> str:
+    """The cell's ``%%perfmeasure ...`` line as the user typed it (rebuilt if IPython does not
+    say)."""
+    result = getattr(shell.displayhook, "exec_result", None)
+    raw = getattr(getattr(result, "info", None), "raw_cell", None) or ""
+    first = raw.lstrip().split("\n", 1)[0]
+    return first if first.startswith("%%perfmeasure") else f"%%perfmeasure {line}".rstrip()
+
+
+def show_from_cell(shell, exc: BaseException, filename: str) -> None:
+    """Make IPython show ``exc`` from the cell body's first frame, as it would for a plain cell.
+
+    Uses IPython's ``_render_traceback_`` protocol on the exception object (its type, message
+    and traceback are left as they are). The frames above the cell body (IPython's
+    ``run_cell_magic`` and this module) are dropped only while they are the only ones there:
+    if the exception is raised again elsewhere, it is shown in full.
+    """
+    if hasattr(exc, "_render_traceback_"):
+        return                  # the exception brings its own rendering (e.g. ipyparallel)
+
+    def render() -> list[str]:
+        tb, start = exc.__traceback__, None
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            # the body's frame (ipykernel may give the outer cell, which calls
+            # run_cell_magic, the same file name)
+            if code.co_filename == filename and "run_cell_magic" not in code.co_names:
+                start = tb
+                break
+            if not _magic_frame(code):
+                break
+            tb = tb.tb_next
+        if start is None:
+            return shell.InteractiveTB.structured_traceback(type(exc), exc, exc.__traceback__)
+        return shell.InteractiveTB.structured_traceback(type(exc), exc, start, tb_offset=0)
+
+    try:
+        exc._render_traceback_ = render
+    except (AttributeError, TypeError):
+        pass                    # an exception type without attributes: shown in full
+
+
+_IPYTHON_DIR = os.path.dirname(os.path.abspath(IPython.__file__))
+
+
+def _magic_frame(code) -> bool:
+    """A frame between the cell and its body: IPython's, this module's, or the one-line call
+    IPython writes for a cell magic."""
+    name = code.co_filename
+    return (os.path.abspath(name).startswith(_IPYTHON_DIR + os.sep) or name == __file__
+            or name.startswith("<decorator-gen") or "run_cell_magic" in code.co_names)
 
 
 def interrupt_in(exc: BaseException) -> KeyboardInterrupt | None:

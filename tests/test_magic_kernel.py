@@ -1,0 +1,80 @@
+"""%%perfmeasure in a real Jupyter kernel (ipykernel through jupyter_client), on the embedded
+Spark session the magic starts itself: what a notebook user sees on the wire."""
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+pytestmark = pytest.mark.own_process
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class Cell:
+    """Every iopub message of one execute request, and its reply."""
+
+    def __init__(self, reply: dict, messages: list[dict]):
+        self.reply = reply
+        self.messages = messages
+
+    @property
+    def count(self) -> int:
+        return self.reply["content"]["execution_count"]
+
+    def of_type(self, kind: str) -> list[dict]:
+        return [m for m in self.messages if m["msg_type"] == kind]
+
+    def stream(self, name: str) -> str:
+        return "".join(m["content"]["text"] for m in self.of_type("stream")
+                       if m["content"]["name"] == name)
+
+    def traceback(self) -> str:
+        [error] = self.of_type("error")
+        return ANSI.sub("", "\n".join(error["content"]["traceback"]))
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    home = tmp_path_factory.mktemp("jphome-kernel")
+    env = dict(os.environ, JUPYTER_PERF_HOME=str(home), PYSPARK_PYTHON=sys.executable,
+               PYSPARK_SUBMIT_ARGS="--conf spark.ui.port=0 pyspark-shell")
+    km, kc = start_new_kernel(kernel_name="python3", env=env,
+                              cwd=str(tmp_path_factory.mktemp("cwd")))
+
+    def run(code: str, timeout: float = 600) -> Cell:
+        messages: list[dict] = []
+        reply = kc.execute_interactive(code, timeout=timeout, output_hook=messages.append,
+                                       allow_stdin=False)
+        return Cell(reply, messages)
+
+    run("%load_ext jupyter_perf")
+    yield run
+    run("import pyspark.sql; s = pyspark.sql.SparkSession.getActiveSession(); s and s.stop()")
+    kc.stop_channels()
+    km.shutdown_kernel(now=False)
+
+
+def test_first_measured_cell_of_a_fresh_kernel(kernel):
+    cell = kernel("%%perfmeasure\nspark.range(1000).count()\n")
+    assert cell.reply["content"]["status"] == "ok"
+    [result] = cell.of_type("execute_result")
+    assert result["content"]["data"]["text/plain"] == "1000"
+
+
+def test_a_failing_cell_shows_the_users_frames_under_its_own_number(kernel):
+    kernel("x = 1")                          # the counters move on, as in any notebook
+    cell = kernel("%%perfmeasure\ndef inner():\n    raise ValueError('boom in the cell')\n"
+                  "spark.range(10).count()\ninner()\n")
+    assert cell.reply["content"]["status"] == "error"
+    assert cell.reply["content"]["ename"] == "ValueError"
+    text = cell.traceback()
+    assert f"Cell In[{cell.count}], line 5" in text, text
+    assert f"Cell In[{cell.count}], line 3, in inner()" in text
+    assert "----> 5 inner()" in text and "      1 %%perfmeasure" in text
+    assert "run_cell_magic" not in text and "jupyter_perf" not in text, text
+    assert "skipping hidden" not in text
+    assert text.rstrip().endswith("ValueError: boom in the cell")

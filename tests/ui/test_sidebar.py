@@ -16,140 +16,39 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-REPO = Path(__file__).resolve().parents[2]
+from labhelpers import (KERNEL_IDLE_JS, REPO, TOKEN, api, notebook_js, open_page,
+                        require_browser, start_lab)
+
+require_browser()
+
 NOTEBOOK = Path(__file__).parent / "notebooks" / "sidebar.ipynb"
 SCREENSHOT = REPO / "docs" / "screenshots" / "sidebar.png"
 PROGRESS_SCREENSHOT = REPO / "docs" / "screenshots" / "progress.png"
-TOKEN = "jupyter-perf-ui-test-token"
-
-if not os.access(CHROMIUM, os.X_OK):
-    pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install chromium, "
-                "or set CHROMIUM=/path/to/chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api",
-                               reason="browser tests need playwright (pip install playwright; "
-                                      "never `playwright install`: we use Debian's Chromium)")
 
 pytestmark = pytest.mark.timeout(900)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"jupyter lab exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise RuntimeError(f"jupyter lab did not answer {url} in {timeout} s:\n"
-                       f"{log.read_text()[-3000:]}")
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A real `jupyter lab` on a free port with a token, its own store and config."""
-    base = tmp_path_factory.mktemp("lab")
-    root = base / "root"
-    root.mkdir()
-    shutil.copy(NOTEBOOK, root / "sidebar.ipynb")
-    home = base / "perf-home"
-    env = dict(os.environ)
-    env.update({
-        "JUPYTER_PERF_HOME": str(home),
-        "JUPYTER_CONFIG_DIR": str(base / "config"),
-        "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
-        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-        "PYSPARK_PYTHON": sys.executable,
-        "SPARK_LOCAL_IP": "127.0.0.1",
-    })
-    # no "get notified about Jupyter news?" toast over the screenshot
-    news = base / "settings" / "@jupyterlab" / "apputils-extension"
-    news.mkdir(parents=True)
-    (news / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    port = _free_port()
-    log = base / "lab.log"
-    bin_dir = Path(sys.executable).parent
-    jupyter = bin_dir / "jupyter"
-    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-    with open(log, "w") as out:
-        proc = subprocess.Popen(
-            [str(jupyter) if jupyter.exists() else "jupyter", "lab", "--no-browser",
-             f"--IdentityProvider.token={TOKEN}", f"--port={port}", "--ServerApp.ip=127.0.0.1",
-             "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}",
-             "--LabApp.expose_app_in_browser=True"]
-            + (["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
-            cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_http(f"{url}/api/status?token={TOKEN}", proc, log)
-        yield {"url": url, "root": root, "home": home, "log": log, "proc": proc}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--disable-gpu"])
-        yield browser
-        browser.close()
+    yield from start_lab(tmp_path_factory.mktemp("lab"), [NOTEBOOK])
 
 
 @pytest.fixture(scope="module")
 def page(lab, browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    messages: list[str] = []
-    page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
-    page.console_messages = messages  # for failure messages
-    page.goto(f"{lab['url']}/lab/tree/sidebar.ipynb?reset&token={TOKEN}")
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-    page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
+    context, page = open_page(browser, f"{lab['url']}/lab/tree/sidebar.ipynb?reset&token={TOKEN}")
     yield page
     context.close()
 
 
-def _api(lab, path: str, method: str = "GET"):
-    request = urllib.request.Request(f"{lab['url']}/jupyter-perf/api/{path}", method=method,
-                                     headers={"Authorization": f"token {TOKEN}"})
-    with urllib.request.urlopen(request, timeout=120) as response:
-        body = response.read()
-        return json.loads(body) if response.headers.get_content_type() == "application/json" \
-            else body.decode()
-
 
 #: The open sidebar.ipynb panel, whichever main-area tab is current.
-NOTEBOOK_JS = ("Array.from(window.jupyterapp.shell.widgets('main'))"
-               ".find(w => w.context && w.context.path === 'sidebar.ipynb')")
+NOTEBOOK_JS = notebook_js("sidebar.ipynb")
 
 
 def _open_sidebar(page) -> None:
@@ -161,13 +60,7 @@ def _open_sidebar(page) -> None:
 
 
 def _wait_for_kernel_idle(page, timeout_ms: int) -> None:
-    page.wait_for_function(
-        """() => {
-            const w = window.jupyterapp.shell.currentWidget;
-            const k = w && w.sessionContext && w.sessionContext.session
-                && w.sessionContext.session.kernel;
-            return k && k.status === 'idle';
-        }""", timeout=timeout_ms)
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=timeout_ms)
 
 
 def test_sidebar_end_to_end(lab, page):
@@ -197,7 +90,7 @@ def test_sidebar_end_to_end(lab, page):
     _wait_for_kernel_idle(page, 300_000)
     assert empty.is_hidden()
 
-    runs = _api(lab, "runs")
+    runs = api(lab, "runs")
     assert runs["total"] == 2
     ui_run = next(r for r in runs["runs"] if r["label"] == "ui-test")
     run_id = ui_run["run_id"]
@@ -247,7 +140,7 @@ def test_sidebar_end_to_end(lab, page):
     #    the kernel recorded JupyterLab's cell id, and the cell is edited first so that
     #    matching by source would find nothing.
     cell_ids = page.evaluate(f"""() => ({NOTEBOOK_JS}).content.widgets.map(c => c.model.id)""")
-    assert _api(lab, f"runs/{run_id}")["cell_id"] == cell_ids[1]
+    assert api(lab, f"runs/{run_id}")["cell_id"] == cell_ids[1]
     page.evaluate(f"""() => {{
         const nb = ({NOTEBOOK_JS}).content;
         const cell = nb.widgets[1].model.sharedModel;
@@ -276,7 +169,7 @@ def test_sidebar_end_to_end(lab, page):
                     f"file written: {exported.is_file()}; console: {page.console_messages[-10:]!r}")
     assert exported.is_file()
     html = exported.read_text(encoding="utf-8")
-    assert html == _api(lab, f"runs/{run_id}/report")
+    assert html == api(lab, f"runs/{run_id}/report")
 
     # 7. A browser reload: everything comes back from the server.
     page.reload()
@@ -366,10 +259,10 @@ def test_live_progress_then_report(lab, page):
     assert report.count() == 1
     assert bar.count() == 0 and output.locator(".jupyter-widgets").count() == 0
 
-    runs = _api(lab, "runs")["runs"]
+    runs = api(lab, "runs")["runs"]
     run = next(r for r in runs if r["label"] == "progress")
     assert run["status"] == "ok" and run["num_tasks"] >= 8
-    assert _api(lab, f"runs/{run['run_id']}")["cell_id"] == cell_id
+    assert api(lab, f"runs/{run['run_id']}")["cell_id"] == cell_id
     errors = [m for m in page.console_messages if m.startswith("error")
               and ("widget" in m.lower() or "jupyter-perf" in m)]
     assert errors == []

@@ -1,0 +1,131 @@
+/**
+ * BokehJS, loaded once per page and version from the server extension
+ * (`{base_url}jupyter-perf/static/bokeh/<version>/<bundle>.min.js`, the Python
+ * `bokeh` package's own files), with the user's credentials.
+ *
+ * BokehJS keeps every loaded version side by side as `window.Bokeh[version]`,
+ * so a page that already has another Bokeh (another extension, an
+ * `output_notebook()` cell) keeps it; a version already loaded with its
+ * widgets and tables is used as it is.
+ */
+
+import { ServerConnection } from '@jupyterlab/services';
+
+import { BOKEH_BUNDLES, bokehBundleUrl, errorOf } from './reportpayload';
+
+/** The part of BokehJS the renderer uses. */
+export interface IBokehView {
+  model: { document: unknown };
+}
+
+export interface IBokehViewManager {
+  roots: IBokehView[];
+  clear(): void;
+}
+
+export interface IBokeh {
+  version: string;
+  documents: unknown[];
+  embed: {
+    embed_item(item: unknown, target: HTMLElement): Promise<IBokehViewManager>;
+  };
+}
+
+const loading = new Map<string, Promise<IBokeh>>();
+
+/** BokehJS `version` with its widgets and tables; one load per page and version. */
+export function loadBokeh(
+  version: string,
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+): Promise<IBokeh> {
+  let promise = loading.get(version);
+  if (!promise) {
+    promise = load(version, settings);
+    loading.set(version, promise);
+    // a failed load (server down, wrong version) is tried again by the next output
+    promise.catch(() => loading.delete(version));
+  }
+  return promise;
+}
+
+function loaded(version: string): any {
+  return (window as any).Bokeh?.[version];
+}
+
+function present(version: string, bundle: string): boolean {
+  const bokeh = loaded(version);
+  switch (bundle) {
+    case 'bokeh':
+      return !!bokeh;
+    case 'bokeh-widgets':
+      return !!bokeh?.Widgets;
+    case 'bokeh-tables':
+      return !!bokeh?.Tables;
+    default:
+      return false;
+  }
+}
+
+async function load(
+  version: string,
+  settings: ServerConnection.ISettings
+): Promise<IBokeh> {
+  for (const bundle of BOKEH_BUNDLES) {
+    if (present(version, bundle)) {
+      continue;
+    }
+    const url = bokehBundleUrl(settings.baseUrl, version, bundle);
+    let response: Response;
+    try {
+      // 'default': the browser's cache may answer (the route's URLs are immutable)
+      response = await ServerConnection.makeRequest(
+        url,
+        { cache: 'default' },
+        settings
+      );
+    } catch (reason) {
+      throw new Error(
+        `could not reach the Jupyter server for BokehJS: ${reason}`
+      );
+    }
+    const text = await response.text();
+    if (!response.ok) {
+      throw new Error(
+        errorOf(text) ??
+          `BokehJS ${version} (${bundle}): ${response.status} ${response.statusText}`
+      );
+    }
+    await runScript(text, url);
+  }
+  const bokeh = loaded(version);
+  if (!bokeh?.embed?.embed_item) {
+    throw new Error(
+      `BokehJS ${version} did not start (see the browser console)`
+    );
+  }
+  return bokeh as IBokeh;
+}
+
+/** Run a script's text as a classic `<script>` (a blob: URL), resolving once it ran. */
+function runScript(text: string, url: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const src = URL.createObjectURL(
+      new Blob([`${text}\n//# sourceURL=${url}\n`], {
+        type: 'text/javascript'
+      })
+    );
+    const script = document.createElement('script');
+    script.async = false;
+    script.dataset.jupyterPerf = url;
+    script.onload = () => {
+      URL.revokeObjectURL(src);
+      resolve();
+    };
+    script.onerror = () => {
+      URL.revokeObjectURL(src);
+      reject(new Error(`the browser refused to run ${url}`));
+    };
+    script.src = src;
+    document.head.appendChild(script);
+  });
+}

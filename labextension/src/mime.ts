@@ -1,0 +1,155 @@
+/**
+ * The report in a notebook output: a MIME renderer (JupyterLab's way, as
+ * plotly, vega and Bokeh's own extension do) for
+ * `application/vnd.jupyter-perf.report+json` (docs/report.md).
+ *
+ * The output carries the compact payload (`bokeh.embed.json_item` of the
+ * report); BokehJS comes once per page from the server extension (bokehjs.ts).
+ * The renderer is not `safe`: JupyterLab uses it for trusted outputs only, and
+ * shows an untrusted notebook's static `text/html` fallback instead. The report
+ * is drawn into the output itself (no iframe), so it is as tall as its content;
+ * the Bokeh views are removed when the output is cleared or drawn again.
+ */
+
+import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+
+import { PromiseDelegate } from '@lumino/coreutils';
+
+import { Message } from '@lumino/messaging';
+
+import { Widget } from '@lumino/widgets';
+
+import { IBokeh, IBokehViewManager, loadBokeh } from './bokehjs';
+
+import { REPORT_MIME_TYPE, parseReportPayload } from './reportpayload';
+
+const OUTPUT_CLASS = 'jp-perf-report-output';
+
+export class ReportRenderer extends Widget implements IRenderMime.IRenderer {
+  constructor(options: IRenderMime.IRendererOptions) {
+    super();
+    this._mimeType = options.mimeType;
+    this.addClass(OUTPUT_CLASS);
+  }
+
+  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    const generation = ++this._generation;
+    this._removeViews();
+    const parsed = parseReportPayload(model.data[this._mimeType]);
+    if ('error' in parsed) {
+      this._showProblem(parsed.error, model);
+      return;
+    }
+    const { payload } = parsed;
+    this.node.dataset.runId = payload.run_id;
+    this.node.setAttribute(
+      'aria-label',
+      `jupyter-perf report: ${payload.title}`
+    );
+    const status = document.createElement('div');
+    status.className = 'jp-perf-report-output-status';
+    status.textContent = 'Loading the report…';
+    this.node.replaceChildren(status);
+    let bokeh: IBokeh;
+    let views: IBokehViewManager;
+    try {
+      bokeh = await loadBokeh(payload.bokeh_version);
+      // BokehJS draws only into an element under <body>
+      await this._attached.promise;
+      if (generation !== this._generation) {
+        return;
+      }
+      const target = document.createElement('div');
+      target.className = 'jp-perf-report-root';
+      this.node.replaceChildren(target);
+      views = await bokeh.embed.embed_item(payload.item, target);
+    } catch (reason) {
+      if (generation === this._generation) {
+        const message =
+          reason instanceof Error ? reason.message : String(reason);
+        this._showProblem(message, model);
+      }
+      return;
+    }
+    if (generation !== this._generation) {
+      // cleared or drawn again while BokehJS was busy: drop what it built
+      removeViews(bokeh, views);
+      return;
+    }
+    this._bokeh = bokeh;
+    this._views = views;
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._generation++;
+    this._removeViews();
+    super.dispose();
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    this._attached.resolve();
+  }
+
+  private _removeViews(): void {
+    if (this._bokeh && this._views) {
+      removeViews(this._bokeh, this._views);
+    }
+    this._bokeh = null;
+    this._views = null;
+  }
+
+  /** One line saying why, then the output's plain-text summary. */
+  private _showProblem(reason: string, model: IRenderMime.IMimeModel): void {
+    const line = document.createElement('div');
+    line.className = 'jp-perf-report-output-problem';
+    line.textContent = `The interactive jupyter-perf report cannot be shown: ${reason}`;
+    const nodes: HTMLElement[] = [line];
+    const plain = model.data['text/plain'];
+    if (typeof plain === 'string' && plain) {
+      const pre = document.createElement('pre');
+      pre.textContent = plain;
+      nodes.push(pre);
+    }
+    this.node.replaceChildren(...nodes);
+  }
+
+  private _mimeType: string;
+  private _generation = 0;
+  private _attached = new PromiseDelegate<void>();
+  private _bokeh: IBokeh | null = null;
+  private _views: IBokehViewManager | null = null;
+}
+
+/** Remove a report's views (their DOM and signals) and forget its documents. */
+function removeViews(bokeh: IBokeh, views: IBokehViewManager): void {
+  const documents = new Set(views.roots.map(view => view.model.document));
+  views.clear();
+  for (const doc of documents) {
+    const i = bokeh.documents.indexOf(doc);
+    if (i >= 0) {
+      bokeh.documents.splice(i, 1);
+    }
+  }
+}
+
+export const rendererFactory: IRenderMime.IRendererFactory = {
+  safe: false,
+  mimeTypes: [REPORT_MIME_TYPE],
+  // ahead of text/html (50), so a trusted output shows the interactive report
+  defaultRank: 0,
+  createRenderer: options => new ReportRenderer(options)
+};
+
+const extension: IRenderMime.IExtension = {
+  id: 'jupyter-perf:report-renderer',
+  description: 'Renders jupyter-perf reports in notebook outputs.',
+  rendererFactory,
+  rank: 0,
+  dataType: 'json'
+};
+
+export default extension;

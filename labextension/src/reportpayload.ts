@@ -1,0 +1,115 @@
+/**
+ * The report in a notebook output (docs/report.md, "In the notebook"): the
+ * payload under `application/vnd.jupyter-perf.report+json`, checked before
+ * anything is drawn, and where BokehJS comes from. Pure: no DOM, no JupyterLab.
+ */
+
+/** The vendor MIME type of the compact report payload. */
+export const REPORT_MIME_TYPE = 'application/vnd.jupyter-perf.report+json';
+
+/** The payload format this renderer reads. */
+export const REPORT_FORMAT = 1;
+
+/** The route of the server extension that serves BokehJS (jupyter_perf/server/static.py). */
+export const BOKEH_NAMESPACE = 'jupyter-perf/static/bokeh';
+
+/**
+ * The BokehJS bundles the report needs, in load order: the core, then the
+ * widgets (sliders, toggles) and tables (DataTable) plugins.
+ */
+export const BOKEH_BUNDLES = ['bokeh', 'bokeh-widgets', 'bokeh-tables'];
+
+/** `bokeh.embed.json_item(root)`: a document and the root to draw. */
+export interface IBokehItem {
+  target_id: string | null;
+  root_id: string;
+  doc: Record<string, unknown>;
+  version?: string;
+}
+
+/** `{"format": 1, "run_id", "title", "bokeh_version", "item"}` */
+export interface IReportPayload {
+  format: number;
+  run_id: string;
+  title: string;
+  bokeh_version: string;
+  item: IBokehItem;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A Bokeh version as Bokeh writes it ("3.9.2", "3.10.0.dev3", "3.4.0rc1"). */
+const VERSION = /^[0-9]+(\.[0-9A-Za-z]+)+([+-][0-9A-Za-z.]+)?$/;
+
+/**
+ * The payload if it is one this renderer can draw, else a one-line reason
+ * that says what to do.
+ */
+export function parseReportPayload(
+  data: unknown
+): { payload: IReportPayload } | { error: string } {
+  if (!isObject(data)) {
+    return { error: 'the report data is not a JSON object' };
+  }
+  const format = data.format;
+  if (typeof format !== 'number') {
+    return { error: 'the report data has no format number' };
+  }
+  if (format > REPORT_FORMAT) {
+    return {
+      error:
+        `the report was written by a newer jupyter-perf (format ${format}); ` +
+        'upgrade jupyter-perf where JupyterLab runs and reload the page'
+    };
+  }
+  if (format !== REPORT_FORMAT) {
+    return { error: `unknown report format ${format}` };
+  }
+  const version = data.bokeh_version;
+  if (typeof version !== 'string' || !VERSION.test(version)) {
+    return { error: 'the report data names no valid Bokeh version' };
+  }
+  const item = data.item;
+  if (
+    !isObject(item) ||
+    typeof item.root_id !== 'string' ||
+    !isObject(item.doc)
+  ) {
+    return { error: 'the report data holds no Bokeh item' };
+  }
+  if (typeof data.run_id !== 'string' || !data.run_id) {
+    return { error: 'the report data has no run id' };
+  }
+  return {
+    payload: {
+      format,
+      run_id: data.run_id,
+      title: typeof data.title === 'string' ? data.title : '',
+      bokeh_version: version,
+      item: item as unknown as IBokehItem
+    }
+  };
+}
+
+/** The URL of one BokehJS bundle of `version` under the server's base URL. */
+export function bokehBundleUrl(
+  baseUrl: string,
+  version: string,
+  bundle: string
+): string {
+  const base = baseUrl.endsWith('/') ? baseUrl : baseUrl + '/';
+  return `${base}${BOKEH_NAMESPACE}/${encodeURIComponent(version)}/${bundle}.min.js`;
+}
+
+/** The `error` of a JSON error body (the server extension's shape), else null. */
+export function errorOf(body: string): string | null {
+  try {
+    const data = JSON.parse(body);
+    return isObject(data) && typeof data.error === 'string' && data.error
+      ? data.error
+      : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,17 @@
+"""Fixtures of the browser tests: one Chromium per module (labhelpers.py has the
+JupyterLab server and the module-level skip)."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    from labhelpers import launch_chromium
+
+    with sync_playwright() as p:
+        chromium = launch_chromium(p)
+        yield chromium
+        chromium.close()

@@ -1,0 +1,183 @@
+"""The report's MIME renderer (labextension/src/mime.ts) in a real JupyterLab and Chromium.
+
+The outputs are real report documents of a synthetic run (tests/ui/report_payload.py) under
+``application/vnd.jupyter-perf.report+json``, displayed by a real kernel: no Spark, so the
+module checks the renderer alone: drawn from the MIME output with BokehJS fetched once from
+the server extension, as tall as its content, Bokeh views removed when the output goes,
+untrusted notebooks showing the static fallback, and one clear line for payloads it cannot
+draw. (test_notebook_report.py checks the same on real %%perfmeasure cells.)
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import bokeh
+import pytest
+
+from labhelpers import KERNEL_IDLE_JS, TOKEN, notebook_js, open_page, require_browser, start_lab
+
+require_browser()
+
+pytestmark = pytest.mark.timeout(600)
+
+HERE = Path(__file__).resolve().parent
+SETUP = (f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'server')!r}]\n"
+         "from report_payload import bundle\nfrom IPython.display import display")
+VERSION = bokeh.__version__
+#: Bokeh's live documents and root views of this version on the page.
+BOKEH_STATE_JS = f"""() => {{
+    const b = window.Bokeh && window.Bokeh[{json.dumps(VERSION)}];
+    return b ? {{documents: b.documents.length, roots: b.index.roots.length}} : null;
+}}"""
+
+
+def _notebook(cells: list[str], outputs: list[list[dict]] | None = None) -> dict:
+    outputs = outputs or [[] for _ in cells]
+    return {
+        "cells": [{"cell_type": "code", "execution_count": None, "id": f"cell-{i}",
+                   "metadata": {}, "outputs": out, "source": src}
+                  for i, (src, out) in enumerate(zip(cells, outputs))],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
+                                    "name": "python3"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    base = tmp_path_factory.mktemp("lab")
+    nb = base / "renderer.ipynb"
+    nb.write_text(json.dumps(_notebook([
+        SETUP,
+        "display(bundle('first report'), raw=True)",
+        "display(bundle('second report'), raw=True)",
+    ])))
+    yield from start_lab(base, [nb])
+
+
+@pytest.fixture(scope="module")
+def page(lab, browser):
+    context, page = open_page(browser, f"{lab['url']}/lab/tree/renderer.ipynb?reset&token={TOKEN}",
+                              viewport=(1500, 900))
+    bokeh_requests: list[str] = []
+    page.on("request", lambda r: bokeh_requests.append(r.url)
+            if "/jupyter-perf/static/bokeh/" in r.url else None)
+    page.bokeh_requests = bokeh_requests
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
+    yield page
+    context.close()
+
+
+def _run_all(page) -> None:
+    page.evaluate(f"""() => window.jupyterapp.shell.activateById(({notebook_js('renderer.ipynb')}).id)""")
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
+
+
+def _reports(page):
+    return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-perf-report-output")
+
+
+def _drawn(report) -> None:
+    """Wait until BokehJS drew the report: its tabs are in the (shadow) DOM."""
+    report.get_by_text("What-if", exact=True).first.wait_for(state="visible", timeout=120_000)
+
+
+def test_renders_from_the_mime_output_sized_to_its_content(page):
+    _run_all(page)
+    reports = _reports(page)
+    reports.nth(1).wait_for(timeout=120_000)
+    assert reports.count() == 2
+    first = reports.nth(0)
+    _drawn(first)
+    _drawn(reports.nth(1))
+    assert first.get_attribute("data-run-id")
+    assert first.get_attribute("aria-label") == "jupyter-perf report: first report"
+    # Bokeh draws into shadow roots: locators find its text there
+    assert first.get_by_text("first report").first.is_visible()
+    for tab in ("Summary", "Timeline", "Stages", "Stragglers", "What-if", "Memory"):
+        assert first.get_by_text(tab, exact=True).first.is_visible()
+    # drawn in the output itself: no iframe, and the output is as tall as the report
+    output = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output").filter(
+        has=page.locator(".jp-perf-report-output")).first
+    assert output.locator("iframe").count() == 0
+    sizes = first.evaluate("""el => {
+        const root = el.querySelector('.jp-perf-report-root');
+        const out = el.closest('.jp-OutputArea-output');
+        return {node: el.getBoundingClientRect().height,
+                root: root.getBoundingClientRect().height,
+                rootScroll: [root.scrollHeight, root.clientHeight],
+                outScroll: [out.scrollHeight, out.clientHeight],
+                nodeScroll: [el.scrollHeight, el.clientHeight]};
+    }""")
+    assert sizes["root"] > 0 and abs(sizes["node"] - sizes["root"]) <= 1, sizes
+    for key in ("rootScroll", "outScroll", "nodeScroll"):   # nothing scrolls inside
+        scroll, client = sizes[key]
+        assert scroll <= client + 1, (key, sizes)
+    # clicking a tab draws it in place (the document_ready callback ran: report.js is live)
+    first.get_by_text("Stages", exact=True).first.click()
+    first.get_by_text("stage", exact=False).first.wait_for(state="visible")
+
+
+def test_bokehjs_loads_once_per_page_from_the_server_extension(page):
+    _drawn(_reports(page).nth(1))
+    urls = page.bokeh_requests
+    bundles = sorted(u.rsplit("/", 1)[1] for u in urls)
+    assert bundles == ["bokeh-tables.min.js", "bokeh-widgets.min.js", "bokeh.min.js"]
+    assert all(f"/jupyter-perf/static/bokeh/{VERSION}/" in u for u in urls)
+    assert page.locator("script[data-jupyter-perf]").count() == 3
+
+
+def test_views_are_removed_when_outputs_go(page):
+    _drawn(_reports(page).nth(1))
+    assert page.evaluate(BOKEH_STATE_JS)["documents"] == 2
+    # running the cells again replaces both outputs: still two documents, not four
+    _run_all(page)
+    _drawn(_reports(page).nth(1))
+    state = page.evaluate(BOKEH_STATE_JS)
+    assert state["documents"] == 2, state
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    page.wait_for_function(f"() => ({BOKEH_STATE_JS})().documents === 0", timeout=30_000)
+    assert page.evaluate(BOKEH_STATE_JS) == {"documents": 0, "roots": 0}
+    assert _reports(page).count() == 0
+    # and no request for BokehJS again
+    assert len(page.bokeh_requests) == 3
+
+
+def _open(page, lab, name: str, nb: dict) -> None:
+    (lab["root"] / name).write_text(json.dumps(nb))
+    page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})", name)
+    page.wait_for_function(f"() => {{ const w = {notebook_js(name)}; "
+                           "return w && w.isVisible && w.content.widgets.length > 0; }")
+
+
+def test_untrusted_notebook_shows_the_static_fallback(page, lab):
+    """A notebook from elsewhere (no signature: not trusted) never runs the renderer."""
+    from report_payload import bundle
+
+    out = {"output_type": "display_data", "metadata": {}, "data": bundle("untrusted")}
+    _open(page, lab, "untrusted.ipynb", _notebook(["x = 1"], [[out]]))
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    panel.locator(".jp-perf-static").wait_for(state="visible")
+    assert "static fallback" in panel.locator(".jp-OutputArea-output").first.inner_text()
+    assert panel.locator(".jp-perf-report-output").count() == 0
+
+
+@pytest.mark.parametrize("args, expected", [
+    ("bokeh_version='2.4.3'", ["2.4.3", VERSION]),          # the server has another Bokeh
+    ("fmt=2", ["newer jupyter-perf", "upgrade"]),
+])
+def test_a_payload_it_cannot_draw_says_why_in_one_line(page, lab, args, expected):
+    name = f"bad-{abs(hash(args))}.ipynb"
+    _open(page, lab, name, _notebook([SETUP, f"display(bundle('bad', {args}), raw=True)"]))
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    problem = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-perf-report-output-problem")
+    problem.wait_for(timeout=120_000)
+    text = problem.inner_text()
+    assert "\n" not in text.strip()
+    for word in expected:
+        assert word in text
+    # then the plain-text summary of the run
+    assert "task attempts" in problem.locator("xpath=..").locator("pre").inner_text()

@@ -8,6 +8,9 @@ Everything else in ``analysis`` builds on :class:`Timeline`, computed once per r
   on its own; the time between groups, where no task ran, is *driver time* and stays fixed;
 * per group, the *slots* = the concurrency the group actually used (max tasks running at once,
   never more than the executors' cores: Spark's finish stamps lag the freed slot);
+* per group whose executors came or went while the run was going (dynamic allocation, lost
+  executors), the *slot windows*: one ``[from, until)`` per executor core, relative to the
+  group's start (see :func:`slot_windows`); the replay then uses those instead of ``slots``;
 * the *window*: ``[start_ms, end_ms]`` for a cell or function run, the union of job intervals
   for a whole application (``eventlog`` / ``rest``);
 * ``actual_ms``: the time the groups span inside the window, and ``driver_gap_ms`` = the rest
@@ -44,6 +47,7 @@ class Timeline:
     group_slots: np.ndarray     # int, per group: max concurrency actually used
     group_actual: np.ndarray    # ms, per group: span clipped to the window
     splits: list                # per group: [(pos, parent_positions), ...] DAG barriers
+    slot_windows: list          # per group: None, or (from_ms, until_ms) arrays, one per slot
     wall_ms: float
     window: tuple               # (lo, hi) epoch ms
     has_times: bool             # False when tasks carry no launch times
@@ -180,7 +184,7 @@ def build_timeline(run: Run) -> Timeline:
         empty = np.zeros(0)
         return Timeline(empty, empty, np.zeros(0, "int64"), stage_keys, np.zeros(0, "int64"),
                         np.zeros(0, "int64"), np.zeros(1, "int64"), empty, empty,
-                        np.zeros(0, "int64"), empty, [], wall, window, False, warnings + w)
+                        np.zeros(0, "int64"), empty, [], [], wall, window, False, warnings + w)
 
     # Stage intervals -> groups of overlapping stages (touching intervals stay apart).
     s_start = pd.Series(launch).groupby(stage_code).min().to_numpy()
@@ -229,9 +233,81 @@ def build_timeline(run: Run) -> Timeline:
         group_actual = np.array([wall], dtype="float64")
 
     splits = _dag_splits(run, order, bounds, stage_code, stage_keys, g_sorted, n_groups)
+    windows = (slot_windows(run, launch, group, group_start, group_end, window[0]) if has_times
+               else [None] * n_groups)
     return Timeline(launch, duration, stage_code.astype("int64"), stage_keys, group, order,
-                    bounds, group_start, group_end, group_slots, group_actual, splits,
+                    bounds, group_start, group_end, group_slots, group_actual, splits, windows,
                     float(wall), window, has_times, warnings)
+
+
+def slot_windows(run: Run, launch: np.ndarray, group: np.ndarray, group_start: np.ndarray,
+                 group_end: np.ndarray, window_lo: float) -> list:
+    """Per group: ``None`` (its slots are the concurrency it used, all free from its start),
+    or the slots its executors really had over time, as ``(from_ms, until_ms)`` arrays relative
+    to the group's start, one entry per core, sorted by ``from``, then the longest-staying
+    first (the replay breaks ties by this order: a task is not put on a slot about to go when
+    another is free as early), then executor.
+
+    An executor offers its cores to a group:
+
+    * from the group's start if it was there before the run's window began; if it arrived
+      while the run was going (dynamic allocation, a replacement for a lost executor), from
+      its first task launch in the group — Spark's ``addTime`` is when it registered, and on
+      a loaded host its first task followed up to 15 s later (seen on local-cluster) — or from
+      its ``addTime`` if it ran no task of the group;
+    * until its ``removeTime`` (``inf`` if it stayed).
+
+    A group gets windows only when one of them starts after the group's start or ends before
+    its end; executors whose cores or times are unknown, or tasks on executors the table
+    lacks, keep the group on the plain replay.
+    """
+    G = len(group_start)
+    out: list = [None] * G
+    ex = run.executors
+    if ex.empty or G == 0:
+        return out
+    workers = ex[ex["executor_id"].astype(str) != "driver"]
+    if workers.empty:
+        return out
+    ids = workers["executor_id"].astype(str).to_numpy()
+    cores = pd.to_numeric(workers["total_cores"], errors="coerce").to_numpy(dtype="float64")
+    added = pd.to_numeric(workers["add_ms"], errors="coerce").to_numpy(dtype="float64")
+    removed = pd.to_numeric(workers["remove_ms"], errors="coerce").to_numpy(dtype="float64")
+    removed = np.where(removed > 0, removed, np.inf)
+    added = np.where(added > 0, added, -np.inf)
+    if not (np.isfinite(removed).any() or (added > window_lo).any()):
+        return out                                  # nobody came or went during the run
+    task_ex = run.tasks["executor_id"].astype(str).to_numpy()
+    first = (pd.DataFrame({"g": group, "e": task_ex, "l": launch})
+             .groupby(["g", "e"])["l"].min().to_dict())
+    index = {e: i for i, e in enumerate(ids)}
+    for g in range(G):
+        gs, ge = float(group_start[g]), float(group_end[g])
+        alive = np.flatnonzero((added < ge) & (removed > gs))
+        used = set(np.unique(task_ex[group == g]).tolist())
+        if not used <= {ids[i] for i in alive}:
+            continue                                # a task on an executor we do not know
+        if not len(alive) or not (np.isfinite(cores[alive]) & (cores[alive] > 0)).all():
+            continue
+        starts, ends, owner = [], [], []
+        for i in alive:
+            if added[i] > window_lo:
+                begin = first.get((g, ids[i]), added[i])
+                begin = max(float(begin), float(added[i]))
+            else:
+                begin = gs
+            begin = max(begin - gs, 0.0)
+            end = removed[i] - gs
+            n = int(cores[i])
+            starts += [begin] * n
+            ends += [end] * n
+            owner += [index[ids[i]]] * n
+        starts_a, ends_a = np.asarray(starts), np.asarray(ends)
+        if not ((starts_a > 0).any() or (ends_a < ge - gs).any()):
+            continue
+        order = np.lexsort((np.asarray(owner), -ends_a, starts_a))
+        out[g] = (starts_a[order], ends_a[order])
+    return out
 
 
 def _dag_splits(run: Run, order, bounds, stage_code, stage_keys, g_sorted, n_groups) -> list:

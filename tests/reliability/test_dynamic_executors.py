@@ -56,13 +56,17 @@ def test_executors_added_and_removed_mid_cell(spark):
     ex = run.executors.set_index("executor_id").drop(index="driver")
     assert (ex["add_ms"] > run.start_ms).all()                   # every executor added mid-cell
     gone = ex[ex["remove_ms"].astype(float) > 0]
-    assert len(gone) >= 1 and not gone["is_active"].any()
-    assert ((gone["remove_ms"] > run.start_ms) & (gone["remove_ms"] < run.end_ms)).all()
+    assert not gone["is_active"].any() and (gone["remove_ms"] > run.start_ms).all()
+    # the body waited for the first executors to go; the second ones may go idle and be
+    # removed while the window is being collected, after the cell
+    assert (gone["remove_ms"] < run.end_ms).sum() >= 1
     assert 1 <= run.slots <= 2                                   # the most cores alive at once
     assert set(run.tasks["executor_id"]) <= set(ex.index)
     a = jp.analyze(run)
-    # The replay gives each group the slots it used at its busiest; executors arriving
-    # mid-stage are not modelled, so the error is larger here than on static runs (<= 10%
-    # in tests/analysis). It is measured and shown on the report, never hidden.
-    assert 0 <= a.model_error < 0.25, a.model_error
+    # Executors arrived mid-cell: the replay gives each group the slots they really had over
+    # time (analysis/timeline.slot_windows), so the model error is as on static runs.
+    windows = [w for w in a.timeline.slot_windows if w is not None]
+    assert windows, "executors came and went: the replay must use their slot windows"
+    assert all(len(begin) == len(end) >= 1 for begin, end in windows)
+    assert a.model_error <= 0.10, (a.model_error, a.summary()["whatif"])
     assert a.summary()["whatif"]["model_error"] == a.model_error

@@ -169,6 +169,12 @@ def build(a: Analysis, lanes: Lanes | None = None) -> tuple[dict[str, np.ndarray
         "wall_ms": float(a.wall_ms), "base_ms": float(a.simulated_baseline_ms),
         "model_error": float(a.model_error),
         "cpu_share": [float(x) for x in a.cpu_share],
+        # per group: null, or the slots' [from, until] (ms from the group's start; until null:
+        # the executor stayed) where executors came or went (analysis.timeline.slot_windows)
+        "slot_windows": [None if w is None else
+                         [[float(x) for x in w[0]],
+                          [None if math.isinf(x) else float(x) for x in w[1]]]
+                         for w in tl.slot_windows],
         "group_start": [float(x - lo) for x in gs] if tl.has_times else [0.0] * len(gs),
         "group_end": [float(x - lo) for x in ge] if tl.has_times else [0.0] * len(ge),
         "window_ms": float(tl.window[1] - tl.window[0]) if n else float(a.wall_ms),

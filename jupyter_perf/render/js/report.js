@@ -133,6 +133,58 @@ const JP = (() => {
     return m;
   };
 
+  // replay.scaled_windows: k x the slot windows, repeated in order (or the earliest kept).
+  function scaledWindows(w, factor, nTasks) {
+    const m = w[0].length;
+    const count = factor === Infinity ? Math.max(nTasks, m) : Math.max(rintEven(m * factor), 1);
+    const from = new Float64Array(count), until = new Float64Array(count);
+    for (let j = 0; j < count; j++) {
+      from[j] = w[0][j % m];
+      until[j] = w[1][j % m] === null ? Infinity : w[1][j % m];
+    }
+    return [from, until];
+  }
+
+  // replay.simulate_windows: slots free from `from`, taking no task at or after `until`;
+  // the earliest-free slot still there takes the next task (ties: the lower slot).
+  function simulateWindows(D, dd, lo, nT, w, splits, starts, slot) {
+    const k = w[0].length, until = w[1];
+    const h = new Heap(k);
+    for (let j = 0; j < k; j++) h.t[j] = w[0][j];
+    for (let i = (k >> 1) - 1; i >= 0; i--) h.down(i);
+    const loc = new Float64Array(nT);
+    const nSeg = splits ? splits.length + 1 : 1;
+    let next = 0, makespan = 0.0;
+    for (let sg = 0; sg < nSeg; sg++) {
+      const upto = sg < nSeg - 1 ? splits[sg][0] : nT;
+      for (; next < upto; next++) {
+        while (h.k > 1 && h.t[0] >= until[h.s[0]]) {       // its executor left: drop it
+          h.k -= 1;
+          h.t[0] = h.t[h.k]; h.s[0] = h.s[h.k];
+          h.down(0);
+        }
+        const i = lo + next, t0 = h.t[0];
+        loc[next] = t0;
+        if (starts) { starts[i] = t0; slot[i] = h.s[0]; }
+        h.t[0] = t0 + dd[i];
+        if (h.t[0] > makespan) makespan = h.t[0];
+        h.down(0);
+      }
+      if (sg < nSeg - 1) {
+        const pos = splits[sg][0], parents = splits[sg][1];
+        let ready = -Infinity;
+        for (let p = 0; p < pos; p++) {
+          if (parents.has(D.stage[lo + p])) {
+            const f = loc[p] + dd[lo + p];
+            if (f > ready) ready = f;
+          }
+        }
+        h.raise(ready);
+      }
+    }
+    return makespan;
+  }
+
   // replay.replay: per group makespan; starts / slots (group-relative) when asked.
   function replay(D, d, slotsFactor, wantStarts) {
     const G = D.G, bounds = D.bounds, gslots = D.slots, stage = D.stage;
@@ -144,9 +196,16 @@ const JP = (() => {
     let maxK = 1;
     for (let g = 0; g < G; g++) {
       const lo = bounds[g], hi = bounds[g + 1], nT = hi - lo;
+      const splits = D.splits[g];
+      const win = D.windows ? D.windows[g] : null;
+      if (win) {                                      // executors came or went
+        const w = scaledWindows(win, slotsFactor, nT);
+        if (w[0].length > maxK) maxK = w[0].length;
+        makespan[g] = simulateWindows(D, dd, lo, nT, w, splits, starts, slot);
+        continue;
+      }
       const k = scaledSlots(gslots[g], slotsFactor, nT);
       if (k > maxK) maxK = k;
-      const splits = D.splits[g];
       if (!splits && k >= nT) {                       // one wave
         let m = nT ? dd[lo] : 0.0;
         for (let i = lo + 1; i < hi; i++) if (dd[i] > m) m = dd[i];
@@ -231,7 +290,7 @@ const JP = (() => {
 
   // ---------------------------------------------------------------- data
   function init(P, meta) {
-    const D = { meta, n: meta.n, G: meta.groups };
+    const D = { meta, n: meta.n, G: meta.groups, windows: meta.slot_windows || null };
     const done = {};
     for (const name of ["dur", "fw", "disk", "gc", "run", "nostrag"]) {
       done[name] = decode(meta.cols[name], P, done);

@@ -25,3 +25,12 @@ def write_text_atomic(path: str | os.PathLike, text: str, mode: int | None = Non
             pass
         raise
     return path
+
+
+def utf8_safe(text: str) -> str:
+    """``text`` with lone surrogates (which UTF-8 cannot encode) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")

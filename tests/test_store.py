@@ -1,7 +1,9 @@
 """The run store: durable, atomic, readable from another process."""
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -16,7 +18,8 @@ from test_model import REST_TASK
 
 def sample_run(**kw) -> Run:
     tasks = conform("tasks", [REST_TASK], "rest", stage_id=1, stage_attempt=0)
-    return Run(label=kw.pop("label", "a <b>label</b>"), source="%%perfmeasure\nx = 1\n",
+    return Run(label=kw.pop("label", "a <b>label</b>"),
+               source=kw.pop("source", "%%perfmeasure\nx = 1\n"),
                start_ms=1000.0, end_ms=3500.0, tasks=tasks,
                stages=pd.DataFrame([{"stage_id": 1, "attempt": 0, "status": "COMPLETE",
                                      "parent_ids": [0]}]),
@@ -88,3 +91,121 @@ def test_a_run_written_here_is_listed_by_perfmeasure_list_in_a_new_process(jp_ho
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, env=dict(os.environ, JUPYTER_PERF_HOME=str(jp_home)))
     assert run.run_id in out.stdout and "from-another-kernel" in out.stdout, out.stderr
+
+
+# -- queries the server and issue J use ---------------------------------------------------------
+def test_count_filters_like_list_and_takes_percent_and_underscore_literally(tmp_path):
+    store = RunStore(str(tmp_path))
+    for label, nb in [("100% done", "a.ipynb"), ("1000 done", "a.ipynb"), ("x_y", "b.ipynb"),
+                      ("xzy", "b.ipynb"), ("back\\slash", "b.ipynb")]:
+        store.save(sample_run(label=label, notebook=nb))
+    assert store.count() == 5
+    assert [r["label"] for r in store.list(text="0%")] == ["100% done"]
+    assert store.count(text="0%") == 1
+    assert [r["label"] for r in store.list(text="x_y")] == ["x_y"] and store.count(text="x_y") == 1
+    assert [r["label"] for r in store.list(text="k\\s")] == ["back\\slash"]
+    assert store.count(text="done") == 2 and store.count(notebook="b.ipynb") == 3
+    assert store.count(text="done", notebook="b.ipynb") == 0
+    assert store.count(text="%") == 1 and store.count(text="_") == 1
+
+
+def test_one_row_by_id_is_exact(tmp_path):
+    store = RunStore(str(tmp_path))
+    a, b = sample_run(label="a"), sample_run(label="b")
+    b.run_id = a.run_id + "0"                    # a's id is a prefix of b's: LIKE would mix them
+    store.save(a)
+    store.save(b)
+    assert store.get(a.run_id)["label"] == "a" and store.get(b.run_id)["label"] == "b"
+    assert store.get("20990101-000000-abcdef") is None
+    with pytest.raises(StoreError):
+        store.get("../x")
+
+
+def test_meta_reads_no_task_data_and_the_summary_is_stored_once(tmp_path):
+    store = RunStore(str(tmp_path))
+    run = sample_run(source="%%perfmeasure -o r\nspark.range(10).count()\n")
+    run.extra["cell_id"] = "cell-1"
+    summary = {"verdict": "CPU-bound: most of the time went to CPU.",
+               "verdict_category": "cpu", "verdict_headline": "CPU-bound"}
+    store.save(run, summary=summary)
+    os.remove(os.path.join(store.run_dir(run.run_id), "tasks.parquet"))   # not needed below
+    meta = store.meta(run.run_id)
+    assert meta["num_tasks"] == 1 and meta["num_stages"] == 1 and meta["num_jobs"] == 0
+    assert meta["source"] == run.source and meta["first_line"] == "spark.range(10).count()"
+    assert meta["wall_ms"] == 2500 and meta["warnings"] == [] and meta["cell_id"] == "cell-1"
+    assert meta["verdict_category"] == "cpu" and meta["verdict_headline"] == "CPU-bound"
+    assert meta["summary"] == summary and meta["created_ms"] == store.get(run.run_id)["created_ms"]
+    assert "extra" not in meta and "tasks" not in meta
+    with sqlite3.connect(store.index_path) as db:      # run.json holds the summary, not the index
+        assert db.execute("SELECT summary FROM runs").fetchall() == [(None,)]
+    with pytest.raises(KeyError):
+        store.meta("20990101-000000-abcdef")
+
+
+def test_verdict_category_and_headline_are_indexed_and_may_be_absent(tmp_path):
+    store = RunStore(str(tmp_path))
+    new, old, failed = sample_run(), sample_run(), sample_run()
+    store.save(new, summary={"verdict": "Shuffle-bound: …", "verdict_category": "shuffle",
+                             "verdict_headline": "Shuffle-bound"})
+    store.save(old, summary={"verdict": "CPU-bound: …"})            # before the keys existed
+    store.save(failed, summary=None)                                # the analysis failed
+    rows = {r["run_id"]: r for r in store.list()}
+    assert (rows[new.run_id]["verdict_category"], rows[new.run_id]["verdict_headline"]) == \
+        ("shuffle", "Shuffle-bound")
+    for run_id in (old.run_id, failed.run_id):
+        assert rows[run_id]["verdict_category"] is None and rows[run_id]["verdict_headline"] is None
+    assert rows[failed.run_id]["verdict"] == "" and store.summary(failed.run_id) is None
+    assert store.count(text="Shuffle-bound") == 1
+
+
+def test_previous_runs_of_a_cell_by_cell_id_else_by_source(tmp_path):
+    store = RunStore(str(tmp_path))
+
+    def saved(source, cell_id=None, notebook="nb.ipynb"):
+        run = sample_run(source=source, notebook=notebook)
+        if cell_id:
+            run.extra["cell_id"] = cell_id
+        store.save(run)
+        return run.run_id
+
+    # the same cell run three times, its options and trailing spaces changing
+    c1 = saved("%%perfmeasure\ndf.count()\n", "cell-A")
+    c2 = saved("%%perfmeasure -o x\ndf.count()  \n", "cell-A")
+    other = saved("%%perfmeasure\ndf.count()\n", "cell-B")        # a copy of it, another cell
+    c3 = saved("%%perfmeasure\ndf.count()\ndf.show()\n", "cell-A")  # edited: still cell A
+    assert [r["run_id"] for r in store.previous_runs(c3)] == [c2, c1]
+    assert [r["run_id"] for r in store.previous_runs(c2)] == [c1]
+    assert store.previous_runs(c1) == []
+    assert [r["run_id"] for r in store.cell_runs(cell_id="cell-A")] == [c3, c2, c1]
+    # no cell id (another front end): the same source in the same notebook
+    s1 = saved("%%perfmeasure\nspark.range(5).collect()\n")
+    saved("%%perfmeasure\nspark.range(5).collect()\n", notebook="elsewhere.ipynb")
+    s2 = saved("%%perfmeasure --label again\nspark.range(5).collect()\n\n")
+    assert [r["run_id"] for r in store.previous_runs(s2)] == [s1]
+    assert [r["run_id"] for r in store.cell_runs(source="spark.range(5).collect()",
+                                                 notebook="nb.ipynb")] == [s2, s1]
+    # a cell id nobody stored yet falls back to the source
+    assert [r["run_id"] for r in store.cell_runs(cell_id="cell-new", source="df.count()",
+                                                 notebook="nb.ipynb")] == [other, c2, c1]
+    rows = {r["run_id"]: r for r in store.list(limit=100)}
+    assert rows[c1]["source_hash"] == rows[c2]["source_hash"] == rows[other]["source_hash"]
+    assert rows[c3]["source_hash"] != rows[c1]["source_hash"] and rows[c1]["cell_id"] == "cell-A"
+    with pytest.raises(KeyError):
+        store.previous_runs("20990101-000000-abcdef")
+
+
+def test_run_json_keeps_the_keys_older_versions_read(tmp_path):
+    """Versions up to 0.1.0 build ``Run(**meta)`` from run.json's keys (after popping format,
+    summary, listener_stages and the frames): a key they do not know would fail them."""
+    store = RunStore(str(tmp_path))
+    run = sample_run()
+    run.listener_stages = pd.DataFrame([{"stage_id": 1}])
+    store.save(run, summary={"verdict": "x"})
+    with open(os.path.join(store.run_dir(run.run_id), "run.json")) as fh:
+        keys = set(json.load(fh))
+    old_reader = {"run_id", "kind", "label", "source", "notebook", "status", "start_ms",
+                  "end_ms", "app_id", "app_name", "spark_version", "master", "collector",
+                  "error", "warnings", "extra", "format", "summary", "listener_stages",
+                  "jobs", "stages", "executors", "host_cpu"}
+    assert keys <= old_reader, keys - old_reader
+

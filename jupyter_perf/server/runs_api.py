@@ -16,6 +16,7 @@ import threading
 from typing import Any
 
 from .. import __version__
+from ..errors import one_line
 from ..store import RunStore, StoreError, home_dir, valid_run_id
 from ..atomic import write_text_atomic
 
@@ -54,7 +55,7 @@ def _not_found(run_id: str) -> ApiError:
 
 
 def _store_error(exc: StoreError) -> ApiError:
-    return ApiError(500, str(exc).splitlines()[0] if str(exc) else "run store error")
+    return ApiError(500, one_line(exc))
 
 
 def _int_arg(value: str | None, name: str, default: int, lo: int, hi: int) -> int:
@@ -113,57 +114,25 @@ def list_runs(root: str | None, limit: str | None = None, offset: str | None = N
     store = open_store(root)
     try:
         rows = store.list(limit=lim, offset=off, text=q, notebook=notebook)
-        if not q and not notebook:
-            total = store.count()
-        elif off == 0 and len(rows) < lim:
-            total = len(rows)
-        else:  # RunStore.count() takes no filters; count the matching index rows
-            total = len(store.list(limit=2**62, offset=0, text=q, notebook=notebook))
+        total = store.count(text=q, notebook=notebook)
     except StoreError as exc:
         raise _store_error(exc) from exc
     return {"runs": [_row(r, contents_root) for r in rows], "total": total,
             "offset": off, "limit": lim}
 
 
-def _index_row(store: RunStore, run_id: str) -> dict[str, Any] | None:
-    for row in store.list(limit=1, offset=0, text=run_id):
-        if row["run_id"] == run_id:
-            return row
-    return None
-
-
 def get_run(root: str | None, run_id: str, contents_root: str | None = None) -> dict[str, Any]:
-    """``GET runs/{id}``: the run's metadata (with the cell source and cell id) and its
-    analysis summary."""
+    """``GET runs/{id}``: the run's metadata (``RunStore.meta``: cell source, cell id,
+    counts, verdict category and headline) and its analysis summary; no task data is read."""
     check_run_id(run_id)
-    store = open_store(root)
     try:
-        try:
-            summary = store.summary(run_id)
-            run = store.load(run_id)
-        except KeyError:
-            raise _not_found(run_id) from None
-        row = _index_row(store, run_id) or {}
+        out = open_store(root).meta(run_id)
+    except KeyError:
+        raise _not_found(run_id) from None
     except StoreError as exc:
         raise _store_error(exc) from exc
-    out = {k: getattr(run, k) for k in (
-        "run_id", "kind", "label", "source", "notebook", "status", "start_ms", "end_ms",
-        "app_id", "app_name", "spark_version", "master", "collector", "error", "warnings")}
-    out.update(first_line=run.first_line, wall_ms=run.wall_ms,
-               created_ms=row.get("created_ms"), num_jobs=len(run.jobs),
-               num_stages=len(run.stages), num_tasks=len(run.tasks),
-               verdict=(summary or {}).get("verdict") or row.get("verdict") or "",
-               notebook_path=contents_path(run.notebook, contents_root),
-               cell_id=cell_id_of(run), summary=summary)
+    out["notebook_path"] = contents_path(out.get("notebook"), contents_root)
     return out
-
-
-def cell_id_of(run) -> str | None:
-    """The id of the notebook cell that ran, as JupyterLab sent it (``metadata.cellId`` of
-    the execute request, kept by the magic in ``run.extra``); None when it was not sent
-    (another front end, ``jp.measure``, runs stored before the id was recorded)."""
-    value = (getattr(run, "extra", None) or {}).get("cell_id")
-    return value if isinstance(value, str) and value else None
 
 
 def delete_run(root: str | None, run_id: str) -> dict[str, Any]:

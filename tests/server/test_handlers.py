@@ -74,6 +74,32 @@ async def test_list_filters_by_text_and_notebook(jp_fetch, seeded, jp_root_dir):
     assert none == {"runs": [], "total": 0, "offset": 0, "limit": 50}
 
 
+async def test_list_filter_takes_percent_and_underscore_literally(jp_fetch, store):
+    runs = {label: save_run(store, make_run(label=label)).run_id
+            for label in ["50% sample", "500 sample", "a_b", "axb"]}
+    # (the verdict sentences hold "%" too: the patterns are chosen to match labels only)
+    for q, expected in [("0% s", ["50% sample"]), ("% sam", ["50% sample"]), ("a_b", ["a_b"]),
+                        ("_b", ["a_b"])]:
+        data = json.loads((await jp_fetch(*API, "runs", params={"q": q})).body)
+        assert [r["run_id"] for r in data["runs"]] == [runs[e] for e in expected], q
+        assert data["total"] == len(expected)
+
+
+async def test_list_and_get_carry_the_verdict_category_and_headline(jp_fetch, seeded, store):
+    """The sidebar's badge reads the category the analysis computed, not the sentence."""
+    data = json.loads((await jp_fetch(*API, "runs")).body)
+    categories = {"cpu", "gc", "shuffle", "io", "overhead", "other_wait", "core_wait", "driver",
+                  "python", "none"}
+    for row in data["runs"]:
+        summary = store.summary(row["run_id"])
+        assert row["verdict_category"] == summary["verdict_category"] in categories
+        assert row["verdict_headline"] == summary["verdict_headline"] and row["verdict_headline"]
+        one = json.loads((await jp_fetch(*API, "runs", row["run_id"])).body)
+        assert (one["verdict_category"], one["verdict_headline"]) == \
+            (row["verdict_category"], row["verdict_headline"])
+        assert one["created_ms"] == row["created_ms"] and one["num_tasks"] == row["num_tasks"]
+
+
 async def test_list_on_an_empty_store(jp_fetch, store):
     data = json.loads((await jp_fetch(*API, "runs")).body)
     assert data == {"runs": [], "total": 0, "offset": 0, "limit": 50}
@@ -262,10 +288,19 @@ async def test_render_failure_is_500_json(jp_fetch, seeded, monkeypatch):
 
 
 async def test_damaged_run_is_500_json(jp_fetch, seeded, store):
-    os.remove(os.path.join(store.run_dir(seeded[0].run_id), "tasks.parquet"))
-    code, body = await fetch_error(jp_fetch, *API, "runs", seeded[0].run_id)
+    run = seeded[0]
+    os.remove(os.path.join(store.run_dir(run.run_id), "tasks.parquet"))
+    # the metadata does not need the task data: it still answers, from run.json and the index
+    data = json.loads((await jp_fetch(*API, "runs", run.run_id)).body)
+    assert data["run_id"] == run.run_id and data["num_tasks"] == 8
+    code, body = await fetch_error(jp_fetch, *API, "runs", run.run_id, "report")
     assert_json_error(code, body, 500)
-    assert "damaged" in body["error"] and "delete" in body["error"]
+    assert "damaged" in body["error"] and f"--delete {run.run_id}" in body["error"]
+    with open(os.path.join(store.run_dir(run.run_id), "run.json"), "w") as fh:
+        fh.write("{ not json")
+    code, body = await fetch_error(jp_fetch, *API, "runs", run.run_id)
+    assert_json_error(code, body, 500)
+    assert "damaged" in body["error"]
 
 
 async def test_unwritable_store_is_500_json(jp_fetch, tmp_path, monkeypatch):

@@ -209,3 +209,42 @@ def test_run_json_keeps_the_keys_older_versions_read(tmp_path):
                   "jobs", "stages", "executors", "host_cpu"}
     assert keys <= old_reader, keys - old_reader
 
+
+def test_sql_tables_round_trip_with_their_list_columns(tmp_path):
+    store = RunStore(str(tmp_path))
+    run = sample_run()
+    run.sql = pd.DataFrame([{
+        "execution_id": 3, "root_execution_id": -1, "description": "count at <cell>:1",
+        "details": "org.apache.spark.sql.Dataset.count", "plan_text": "== Physical Plan ==\n*(2) …",
+        "submission_ms": 1763776864100.0, "completion_ms": 1763776865321.5, "job_ids": [4, 5],
+        "status": "COMPLETED", "error": ""}])
+    run.operators = pd.DataFrame([
+        {"execution_id": 3, "node_id": 0, "parent_ids": [], "name": "HashAggregate",
+         "description": "keys=[]", "codegen_id": 2, "cluster_id": 1,
+         "stage_attempts": [[7, 0], [7, 1]]},
+        {"execution_id": 3, "node_id": 4, "parent_ids": [0, 2], "name": "Exchange",
+         "description": "", "codegen_id": -1, "cluster_id": -1, "stage_attempts": []}])
+    run.sql_metrics = pd.DataFrame([
+        {"execution_id": 3, "node_id": 0, "accumulator_id": 812, "name": "number of output rows",
+         "metric_type": "sum", "unit": "rows", "value": 1.0, "min": float("nan"),
+         "med": float("nan"), "max": float("nan"), "max_stage_id": -1, "max_stage_attempt": -1,
+         "max_task_id": -1, "text": "1"},
+        {"execution_id": 3, "node_id": 4, "accumulator_id": 815, "name": "shuffle write time",
+         "metric_type": "nsTiming", "unit": "ms", "value": 12.345678, "min": 0.5, "med": 1.25,
+         "max": 9.0, "max_stage_id": 7, "max_stage_attempt": 1, "max_task_id": 90,
+         "text": "total (min, med, max (stageId: taskId))\n12 ms (0 ms, 1 ms, 9 ms (stage 7.1: task 90))"}])
+    store.save(run)
+    back = store.load(run.run_id)
+    for name in ("sql", "operators", "sql_metrics"):
+        pd.testing.assert_frame_equal(getattr(back, name), getattr(run, name), check_dtype=False)
+    assert back.operators["stage_attempts"].tolist() == [[[7, 0], [7, 1]], []]
+    assert back.operators["parent_ids"].tolist() == [[], [0, 2]]
+    assert back.sql["job_ids"].iloc[0] == [4, 5]
+    assert isinstance(back.sql["job_ids"].iloc[0], list)
+    # a run without SQL (and runs stored before the tables existed) loads empty tables
+    plain = sample_run()
+    store.save(plain)
+    assert not os.path.exists(os.path.join(store.run_dir(plain.run_id), "sql.json"))
+    assert store.load(plain.run_id).operators.empty
+    assert list(store.load(plain.run_id).sql_metrics.columns)[:3] == \
+        ["execution_id", "node_id", "accumulator_id"]

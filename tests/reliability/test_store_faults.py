@@ -42,9 +42,20 @@ def test_two_kernels_writing_at_once(tmp_path):
         assert store.load(r["run_id"]).label == r["label"]
 
 
+def wait_for_runs(root, n: int, proc) -> None:
+    """Until the writer has renamed ``n`` run directories into place (it is still writing)."""
+    runs = os.path.join(root, "runs")
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if os.path.isdir(runs) and sum(not n.startswith(".") for n in os.listdir(runs)) >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the writer did not store {n} runs: {proc.stderr.read()}")
+
+
 def test_kill_during_writes_leaves_a_consistent_index(tmp_path):
     proc = writer(tmp_path, "k", 10_000)
-    time.sleep(3.0)
+    wait_for_runs(tmp_path, 5, proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     store = RunStore(str(tmp_path))

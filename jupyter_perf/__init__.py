@@ -41,10 +41,13 @@ def load_eventlog(path):
     return _load_eventlog(path)
 
 
-def load_rest(url, app_id, attempt=None):
-    """A whole application from a Spark History Server or live UI at ``url`` -> Run."""
+def load_rest(url, app_id, attempt=None, **limits):
+    """A whole application from a Spark History Server or live UI at ``url`` -> Run.
+
+    ``limits``: ``timeout`` (per read), ``deadline`` (per request), ``collection_deadline``
+    (whole load), in seconds; see ``jupyter_perf.collect.history.load_rest``."""
     from .collect.history import load_rest as _load_rest
-    return _load_rest(url, app_id, attempt)
+    return _load_rest(url, app_id, attempt, **limits)
 
 
 def load_ipython_extension(ipython) -> None:

@@ -19,9 +19,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..model import Run, conform, parse_spark_time
-from .rest import RestError, SparkRest
-from .rest_run import fetch_executors, fetch_stages
+from ..model import Run, parse_spark_time
+from .rest import RestError, RestNotFound, RestUnreachable, SparkRest, describe_json
+from .rest_run import answered, fetch_executors, fetch_jobs, fetch_stages, text
 
 
 def _attempt_key(a: dict[str, Any]) -> tuple:
@@ -49,50 +49,90 @@ def choose_attempt(app: dict[str, Any], attempt: str | None) -> tuple[dict[str, 
     return chosen, warnings
 
 
-def load_rest(url: str, app_id: str, attempt: str | None = None, *, timeout: float = 30.0) -> Run:
+def list_applications(url: str, *, timeout: float = 30.0,
+                      deadline: float | None = None) -> list[dict[str, Any]]:
+    """The applications a History Server or live UI at ``url`` lists (``/api/v1/applications``).
+
+    Raises :class:`RestUnreachable` when nothing answers and :class:`RestError` for any
+    other problem (one line naming the URL and what came back).
+    """
+    rest = SparkRest(base_url(url), "", timeout=timeout, deadline=deadline)
+    try:
+        listing = f"{rest.base_url}/api/v1/applications"
+        apps = rest.fetch(listing)
+        if not isinstance(apps, list) or not all(isinstance(a, dict) and "id" in a for a in apps):
+            raise RestError(f"{listing} answered {describe_json(apps)}, not Spark's list of "
+                            "applications; is this a Spark UI or History Server?")
+        return apps
+    finally:
+        rest.close()
+
+
+def base_url(url: str) -> str:
+    """``http://host:port`` from what a user typed (a trailing ``/`` or ``/api/v1`` dropped)."""
+    base = url.rstrip("/")
+    return base[: -len("/api/v1")] if base.endswith("/api/v1") else base
+
+
+def load_rest(url: str, app_id: str, attempt: str | None = None, *, timeout: float = 30.0,
+              deadline: float | None = None, collection_deadline: float | None = None) -> Run:
     """A whole application from a History Server or live UI at ``url`` -> ``Run`` (kind ``rest``).
 
-    Raises :class:`~jupyter_perf.collect.rest.RestError` (one line, with the next step) when the
-    server cannot be reached or does not know the application.
+    ``timeout`` bounds each socket read, ``deadline`` each request and ``collection_deadline``
+    the whole load (seconds; ``None``: the environment variables
+    ``JUPYTER_PERF_REST_DEADLINE`` / ``JUPYTER_PERF_REST_COLLECTION_DEADLINE``, else 60 s /
+    300 s). Raises :class:`~jupyter_perf.collect.rest.RestError` (one line, with the next step)
+    when the server cannot be reached, does not know the application, is too slow, or answers
+    something that is not Spark's REST API.
     """
-    base = url.rstrip("/")
-    if base.endswith("/api/v1"):
-        base = base[: -len("/api/v1")]
-    probe = SparkRest(base, app_id, timeout=timeout)
+    base = base_url(url)
+    rest = SparkRest(base, app_id, timeout=timeout, deadline=deadline,
+                     collection_deadline=collection_deadline)
     try:
-        try:
-            app = probe.application()
-        except RestError as exc:
-            if "unreachable" in str(exc):
-                raise RestError(f"no Spark UI or History Server answers at {base}: check the URL "
-                                "and that the server is running") from None
-            raise RestError(f"{base} does not know application {app_id!r}: list them at "
-                            f"{base}/api/v1/applications") from None
+        with rest.collection():
+            return _load(rest, base, app_id, attempt)
     finally:
-        probe.close()
-    chosen, warnings = choose_attempt(app, attempt)
+        rest.close()
+
+
+def _load(rest: SparkRest, base: str, app_id: str, attempt: str | None) -> Run:
+    try:
+        app = rest.application()
+    except RestUnreachable:
+        raise RestUnreachable(f"no Spark UI or History Server answers at {base}: check the URL "
+                              "and that the server is running") from None
+    except RestNotFound:
+        raise RestError(f"{base} does not know application {app_id!r}: list them at "
+                        f"{base}/api/v1/applications") from None
+    with answered(f"{base}/api/v1/applications/{app_id}", "an application"):
+        chosen, warnings = choose_attempt(app, attempt)
     attempt_id = chosen.get("attemptId")
-    rest = SparkRest(base, app_id, str(attempt_id) if attempt_id is not None else None,
-                     timeout=timeout)
+    rest.attempt_id = text(attempt_id) if attempt_id is not None else None
     try:
         jobs_raw = rest.jobs()
         stage_list = rest.stages()
-        stage_ids = ({int(s["stageId"]) for s in stage_list}
-                     | {int(s) for j in jobs_raw for s in j.get("stageIds", [])})
+        with answered(rest.app_url + "/stages", "a stage list"):
+            stage_ids = ({int(s["stageId"]) for s in stage_list}
+                         | {int(s) for j in jobs_raw for s in j.get("stageIds", [])})
         stages, tasks, stage_warnings = fetch_stages(rest, stage_ids)
         warnings.extend(stage_warnings)
         executors = fetch_executors(rest)
         try:
             env = rest.environment()
-        except KeyError:
+        except RestNotFound:
             env = {}
-    except KeyError as exc:
-        raise RestError(f"{base} lost application {app_id} while reading it ({exc}); retry") from None
-    finally:
-        rest.close()
+    except RestNotFound as exc:
+        raise RestError(f"{base} lost application {app_id} while reading it ({exc}); "
+                        "retry") from None
+    jobs = fetch_jobs(rest, jobs_raw)
+    with answered(rest.app_url, "an application"):
+        return _assemble(app, app_id, base, chosen, warnings, jobs, stages, tasks, executors, env)
 
-    jobs = conform("jobs", jobs_raw, "rest").sort_values("job_id", kind="stable")
-    known_jobs = {int(j["jobId"]) for j in jobs_raw}
+
+def _assemble(app: dict[str, Any], app_id: str, base: str, chosen: dict[str, Any],
+              warnings: list[str], jobs: pd.DataFrame, stages: pd.DataFrame, tasks: pd.DataFrame,
+              executors: pd.DataFrame, env: dict[str, Any]) -> Run:
+    known_jobs = set(jobs["job_id"]) if not jobs.empty else set()
     if known_jobs and len(known_jobs) < max(known_jobs) + 1:
         warnings.append(f"Spark kept {len(known_jobs)} of {max(known_jobs) + 1} jobs "
                         "(evicted by spark.ui.retainedJobs); the run covers the jobs kept")
@@ -114,14 +154,15 @@ def load_rest(url: str, app_id: str, attempt: str | None = None, *, timeout: flo
         end = float(max(last)) if last else start
         warnings.append("the application is still running (or its log is incomplete): end time "
                         "taken from the last finished job or task")
-    run = Run(kind="rest", label=app.get("name", ""), status="ok",
+    name = text(app.get("name"))
+    run = Run(kind="rest", label=name, status="ok",
               start_ms=start if start == start else 0.0, end_ms=end if end == end else 0.0,
-              app_id=app.get("id", app_id), app_name=app.get("name", ""),
-              spark_version=chosen.get("appSparkVersion", "") or "",
-              master=props.get("spark.master", ""), collector="rest", warnings=warnings,
+              app_id=text(app.get("id")) or app_id, app_name=name,
+              spark_version=text(chosen.get("appSparkVersion")),
+              master=text(props.get("spark.master")), collector="rest", warnings=warnings,
               jobs=jobs, stages=stages, tasks=tasks, executors=executors,
-              extra={"source": base, "attempt_id": attempt_id, "user": chosen.get("sparkUser", ""),
-                     "completed": completed})
+              extra={"source": base, "attempt_id": chosen.get("attemptId"),
+                     "user": text(chosen.get("sparkUser")), "completed": completed})
     if run.jobs.empty:
         run.status = "no-jobs"
     return run

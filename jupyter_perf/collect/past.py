@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import os
 
-import requests
-
 from ..errors import JupyterPerfError
 from ..model import Run
 from .eventlog import EventLogError, load_eventlog
-from .history import load_rest
-from .rest import RestError
+from .history import list_applications, load_rest
+from .rest import RestError, RestUnreachable
 
 
 class SourceError(JupyterPerfError):
@@ -30,13 +28,10 @@ def only_application(url: str, timeout: float = 30.0) -> str:
     """The id of the one application a server knows, or a SourceError listing a few."""
     base = url.rstrip("/")
     try:
-        resp = requests.get(f"{base}/api/v1/applications", timeout=timeout)
-        apps = resp.json() if resp.status_code == 200 else None
-    except (requests.RequestException, ValueError):
-        apps = None
-    if apps is None:
+        apps = list_applications(base, timeout=timeout)
+    except RestUnreachable:
         raise SourceError(f"no Spark UI or History Server answers at {base}: check the URL and "
-                          "that the server is running")
+                          "that the server is running") from None
     if len(apps) == 1:
         return str(apps[0]["id"])
     if not apps:

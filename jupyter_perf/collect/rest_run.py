@@ -1,12 +1,43 @@
 """Read jobs, stage attempts, every task attempt and executors from Spark's REST API."""
 from __future__ import annotations
 
-from typing import Iterable
+import contextlib
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 import pandas as pd
 
+from ..errors import one_line
 from ..model import conform
-from .rest import SparkRest
+from .rest import RestError, SparkRest, describe_json
+
+T = TypeVar("T")
+
+# What a field of the wrong type or value raises while an answer is converted.
+SHAPE_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError,
+                RecursionError)
+
+
+@contextlib.contextmanager
+def answered(url: str, what: str, item: Any = None) -> Iterator[None]:
+    """Report a field of the wrong type or value met inside the block as one RestError line
+    naming the URL (a server that is not Spark, or a Spark version we do not know)."""
+    try:
+        yield
+    except SHAPE_ERRORS as exc:
+        where = f"; in {describe_json(item)}" if item is not None else ""
+        raise RestError(f"{url} answered {what} Spark does not write ({one_line(exc)}{where}); "
+                        "is this a Spark UI or History Server?") from None
+
+
+def converted(url: str, what: str, fn: Callable[[], T]) -> T:
+    """``fn()`` converting (part of) ``url``'s answer; shape problems as one RestError line."""
+    with answered(url, what):
+        return fn()
+
+
+def text(value: Any) -> str:
+    """A text field as a string ('' for null; other JSON types as their text)."""
+    return value if isinstance(value, str) else "" if value is None else str(value)
 
 
 def fetch_stages(rest: SparkRest, stage_ids: Iterable[int]) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
@@ -19,13 +50,16 @@ def fetch_stages(rest: SparkRest, stage_ids: Iterable[int]) -> tuple[pd.DataFram
             warnings.append(f"stage {stage_id} is no longer in Spark's UI store "
                             "(raise spark.ui.retainedStages to keep it)")
             continue
+        url = f"{rest.app_url}/stages/{stage_id}"
         for stage in attempts:
             raw_stages.append(stage)
-            row = conform("stages", [stage], "rest").iloc[0]
+            row = converted(url, "a stage", lambda: conform("stages", [stage], "rest").iloc[0])
             if row["status"] in ("SKIPPED", "PENDING"):
                 continue
-            pages = [conform("tasks", page, "rest", stage_id=row["stage_id"],
-                             stage_attempt=row["attempt"])
+            pages_url = f"{url}/{row['attempt']}/taskList"
+            pages = [converted(pages_url, "a task page",
+                               lambda: conform("tasks", page, "rest", stage_id=row["stage_id"],
+                                               stage_attempt=row["attempt"]))
                      for page in rest.task_pages(row["stage_id"], row["attempt"])]
             got = sum(len(p) for p in pages)
             expected = (row["spark_complete_tasks"] + row["spark_failed_tasks"]
@@ -35,10 +69,19 @@ def fetch_stages(rest: SparkRest, stage_ids: Iterable[int]) -> tuple[pd.DataFram
                     f"stage {row['stage_id']}.{row['attempt']}: Spark kept {got} of {expected} "
                     "task attempts (evicted by spark.ui.retainedTasks); task-level numbers are partial")
             task_frames.extend(pages)
-    stages = conform("stages", raw_stages, "rest")
+    stages = converted(f"{rest.app_url}/stages", "stages",
+                       lambda: conform("stages", raw_stages, "rest"))
     tasks = pd.concat(task_frames, ignore_index=True) if task_frames else conform("tasks")
     return stages, tasks, warnings
 
 
 def fetch_executors(rest: SparkRest) -> pd.DataFrame:
-    return conform("executors", rest.all_executors(), "rest")
+    return converted(f"{rest.app_url}/allexecutors", "executors",
+                     lambda: conform("executors", rest.all_executors(), "rest"))
+
+
+def fetch_jobs(rest: SparkRest, jobs: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """The job table of ``jobs`` (raw ``/jobs`` records), by job id."""
+    return converted(f"{rest.app_url}/jobs", "jobs",
+                     lambda: conform("jobs", list(jobs), "rest").sort_values("job_id",
+                                                                              kind="stable"))

@@ -147,7 +147,8 @@ class Window:
         job_ids = self._job_ids()
         try:
             if self.rest is not None:
-                self._collect_rest(job_ids)
+                with self.rest.collection():    # one deadline for all of the window's reads
+                    self._collect_rest(job_ids)
                 run.collector = "sparkmeasure+rest" if self.listeners else "rest"
             elif self.listeners is not None:
                 self._collect_listener_only(job_ids)

@@ -1,0 +1,113 @@
+"""analysis/compare.py on hand-built runs: the split adds up, shapes match, noise is honest."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from analysis_synth import make_run, task
+from jupyter_perf.analysis import analyze
+from jupyter_perf.analysis.compare import (compare, config_diff, noise_band, operator_deltas,
+                                           wall_split)
+from jupyter_perf.analysis.components import KEYS
+from jupyter_perf.model import Run
+
+
+def _run(durations, *, slots=2, gap=0.0, stage_names=("collect at <cell>:3",), **fields):
+    tasks, t = [], 0.0
+    per_slot = [gap] * slots
+    for i, d in enumerate(durations):
+        s = min(range(slots), key=lambda k: per_slot[k])
+        tasks.append(task(per_slot[s], d, index=i, executor_id="driver", **fields))
+        per_slot[s] += d
+    stages = [{"stage_id": 0, "attempt": 0, "status": "COMPLETE", "num_tasks": len(durations),
+               "name": stage_names[0]}]
+    return make_run(tasks, slots=slots, start=0.0, stages=stages)
+
+
+def test_the_parts_add_up_to_the_wall_delta():
+    a = analyze(_run([100, 100, 100, 100], gc_ms=20))
+    b = analyze(_run([60, 60, 60, 60, 60], slots=2, gap=50.0, gc_ms=5))
+    s = wall_split(a, b)
+    parts = s["driver_ms"] + sum(s["components"].values()) + s["parallelism_ms"] + s["residual_ms"]
+    assert parts == pytest.approx(s["wall_delta_ms"])
+    assert s["wall_delta_ms"] == pytest.approx(b.wall_ms - a.wall_ms)
+    assert abs(s["residual_ms"]) < 1e-6 * max(1.0, a.wall_ms)      # exact by construction
+    assert s["driver_ms"] == pytest.approx(50.0)                   # B waited 50 ms first
+    assert s["components"]["gc"] < 0                               # less GC per task in B
+    assert set(s["components"]) == set(KEYS)
+
+
+def test_more_slots_show_as_parallelism_not_as_work():
+    a = analyze(_run([100] * 8, slots=2))
+    b = analyze(_run([100] * 8, slots=4))
+    s = wall_split(a, b)
+    assert s["wall_delta_ms"] == pytest.approx(-200.0)             # 400 ms -> 200 ms
+    assert all(abs(v) < 1e-9 for v in s["components"].values())    # same work
+    assert s["parallelism_ms"] == pytest.approx(-200.0)
+    c = compare(a, b).summary()
+    assert c["predicted_vs_measured"][0]["setting"] == "slots"
+    assert c["predicted_vs_measured"][0]["measured_ms"] == pytest.approx(b.wall_ms)
+
+
+def test_noise_is_unknown_below_three_runs_and_decides_above():
+    a = analyze(_run([100, 100]))
+    b = analyze(_run([104, 100]))
+    assert compare(a, b).summary()["within_noise"] is None
+    assert "noise unknown" in compare(a, b).summary()["sentence"]
+    assert compare(a, b, noise_walls=[100, 103, 106]).summary()["within_noise"] is True
+    assert compare(a, b, noise_walls=[100, 101, 102]).summary()["within_noise"] is False
+    assert noise_band([1.0, 2.0]) is None
+    assert noise_band([1.0, 2.0, 4.0])["band_ms"] == 3.0
+
+
+def test_config_diff_lists_only_what_differs_and_ignores_session_ids():
+    a, b = _run([10]), _run([10])
+    a.extra["spark_conf"] = {"spark.sql.shuffle.partitions": "200", "spark.app.id": "x",
+                             "spark.driver.port": "1", "spark.executor.memory": "1g"}
+    b.extra["spark_conf"] = {"spark.sql.shuffle.partitions": "8", "spark.app.id": "y",
+                             "spark.driver.port": "2", "spark.executor.memory": "1g"}
+    assert config_diff(a, b) == {"spark.sql.shuffle.partitions": ["200", "8"]}
+
+
+def test_a_run_compared_with_itself_changes_nothing():
+    a = analyze(_run([100, 50, 70]))
+    c = compare(a, a).summary()
+    assert c["wall_delta_ms"] == 0 and c["config_diff"] == {}
+    assert all(v == 0 for v in c["components"].values())
+    assert all(r["matched"] for r in c["stages"])
+
+
+def test_runs_without_tasks_compare_without_error():
+    empty = analyze(Run(start_ms=0.0, end_ms=500.0))           # no job ran in A
+    full = analyze(_run([100, 100]))
+    c = compare(empty, full).summary()
+    assert c["wall_delta_ms"] == pytest.approx(full.wall_ms - 500.0)
+    parts = c["driver_ms"] + sum(c["components"].values()) + c["parallelism_ms"] + c["residual_ms"]
+    assert parts == pytest.approx(c["wall_delta_ms"])
+
+
+class _Ops:
+    """An Analysis stand-in with only an ``operators`` table (what operator_deltas reads)."""
+
+    def __init__(self, rows):
+        self.operators = pd.DataFrame(rows)
+
+
+def test_operators_match_by_shape_not_by_id():
+    a = _Ops([
+        {"execution_id": 3, "node_id": 0, "name": "HashAggregate",
+         "description": "HashAggregate(keys=[k#12], functions=[sum(v#13)])", "task_time_ms": 500},
+        {"execution_id": 3, "node_id": 1, "name": "Scan parquet",
+         "description": "FileScan parquet [k#12,v#13]", "task_time_ms": 300}])
+    b = _Ops([
+        {"execution_id": 9, "node_id": 0, "name": "HashAggregate",
+         "description": "HashAggregate(keys=[k#40], functions=[sum(v#41)])", "task_time_ms": 200},
+        {"execution_id": 9, "node_id": 1, "name": "Filter", "description": "Filter (v#41 > 0)",
+         "task_time_ms": 50},
+        {"execution_id": 9, "node_id": 2, "name": "Scan parquet",
+         "description": "FileScan parquet [k#40,v#41]", "task_time_ms": 100}])
+    rows = {r["name"]: r for r in operator_deltas(a, b)}
+    assert rows["HashAggregate"]["matched"] and rows["HashAggregate"]["task_time_ms"]["delta"] == -300
+    assert rows["Scan parquet"]["matched"] and (rows["Scan parquet"]["a_node"],
+                                                 rows["Scan parquet"]["b_node"]) == (1, 2)
+    assert not rows["Filter"]["matched"] and rows["Filter"]["a_node"] is None

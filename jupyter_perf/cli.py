@@ -2,7 +2,7 @@
 
     jupyter-perf analyze EVENTLOG [--json] [--html OUT]
     jupyter-perf analyze URL --app ID [--attempt N] [--json] [--html OUT]
-    jupyter-perf runs [--limit N] [--json] [--delete RUN_ID]
+    jupyter-perf runs [--limit N] [--json] [--delete RUN_ID] [--rebuild-index]
     jupyter-perf report RUN_ID -o OUT.html
 
 Errors are one line on stderr with the next step, and exit code 2 (no traceback; set
@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
 from typing import Any, Sequence
 
+from .errors import JupyterPerfError, one_line
+
 EXIT_ERROR = 2
 
 
-class CliError(Exception):
+class CliError(JupyterPerfError):
     """A one-line problem for the user, with the next step in the message."""
 
 
@@ -54,6 +57,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--limit", type=int, default=20, metavar="N", help="show N runs (default 20)")
     r.add_argument("--json", action="store_true", help="print the listing as JSON")
     r.add_argument("--delete", metavar="RUN_ID", help="delete a stored run")
+    r.add_argument("--rebuild-index", action="store_true",
+                   help="set the run index aside (kept, renamed) and rebuild it from the run "
+                        "directories; the store also does this by itself when the index is "
+                        "damaged, empty or missing")
 
     o = sub.add_parser("report", help="write a stored run's report as standalone HTML")
     o.add_argument("run_id", metavar="RUN_ID")
@@ -146,6 +153,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
     from .store import default_store
 
     store = default_store()
+    if args.rebuild_index:
+        print(store.rebuild_index())
+        return 0
     if args.delete:
         if not store.delete(args.delete):
             raise CliError(f"no stored run {args.delete}; list them with `jupyter-perf runs`")
@@ -184,9 +194,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+class _StderrLines(logging.Handler):
+    """The store's repairs ("the run index … was damaged; … rebuilt it") as one
+    ``jupyter-perf:`` line each on stderr (looked up when written: tests swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"jupyter-perf: {record.getMessage()}", file=sys.stderr)
+
+
+def _say_warnings() -> None:
+    logger = logging.getLogger("jupyter_perf")
+    if not any(isinstance(h, _StderrLines) for h in logger.handlers):
+        logger.addHandler(_StderrLines(logging.WARNING))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -194,13 +213,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .collect.eventlog import EventLogError
     from .collect.past import SourceError
     from .collect.rest import RestError
-    from .store import StoreError
 
+    _say_warnings()
     handlers = {"analyze": cmd_analyze, "runs": cmd_runs, "report": cmd_report}
     try:
         return handlers[args.command](args)
-    except (CliError, EventLogError, RestError, SourceError, StoreError) as exc:
-        print(f"jupyter-perf: error: {_one_line(exc)}", file=sys.stderr)
+    except (JupyterPerfError, EventLogError, RestError, SourceError) as exc:
+        print(f"jupyter-perf: error: {one_line(exc, with_type=False)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("jupyter-perf: interrupted", file=sys.stderr)
@@ -214,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # never a traceback for users
         if os.environ.get("JUPYTER_PERF_DEBUG"):
             raise
-        print(f"jupyter-perf: error: {type(exc).__name__}: {_one_line(exc)}; rerun with "
+        print(f"jupyter-perf: error: {one_line(exc)}; rerun with "
               "JUPYTER_PERF_DEBUG=1 for details and report it", file=sys.stderr)
         return EXIT_ERROR
 

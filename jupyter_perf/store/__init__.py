@@ -238,7 +238,10 @@ class RunStore:
                 + (f"; kept it as {aside}" if aside and problem != "missing" else "")
                 + f"; rebuilt it from {len(rows)} run director{'y' if len(rows) == 1 else 'ies'}"
                 + (f" ({skipped} unreadable, left on disk)" if skipped else ""))
-        self._note(line)
+        if asked:
+            self.notes.append(line)              # the caller says it (jupyter-perf runs)
+        else:
+            self._note(line)
         return line
 
     def _sweep_temps(self, alone: bool = True) -> int:

@@ -1,6 +1,7 @@
 """Every REST handler of the server extension, through a real Jupyter server (jp_fetch)."""
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 
@@ -301,6 +302,47 @@ async def test_damaged_run_is_500_json(jp_fetch, seeded, store):
     code, body = await fetch_error(jp_fetch, *API, "runs", run.run_id)
     assert_json_error(code, body, 500)
     assert "damaged" in body["error"]
+
+
+@pytest.mark.parametrize("how", ["random bytes", "zero length", "deleted"])
+async def test_a_damaged_index_is_rebuilt_and_the_server_answers(jp_fetch, seeded, store, how):
+    if how == "deleted":
+        os.remove(store.index_path)
+    else:
+        with open(store.index_path, "wb") as fh:          # the same file, in place
+            fh.write(os.urandom(16384) if how == "random bytes" else b"")
+    data = json.loads((await jp_fetch(*API, "runs")).body)
+    assert data["total"] == 3
+    assert [r["run_id"] for r in data["runs"]] == [r.run_id for r in reversed(seeded)]
+    assert data["runs"][0]["verdict_category"] and data["runs"][0]["num_tasks"] == 8
+    kept = [n for n in os.listdir(store.root) if n.startswith("index.sqlite3.")]
+    assert bool(kept) == (how != "deleted")
+    one = json.loads((await jp_fetch(*API, "runs", seeded[1].run_id)).body)
+    assert one["source"] == seeded[1].source
+
+
+async def test_get_racing_delete_is_found_or_not_found_never_damaged(jp_fetch, store):
+    """Real concurrent requests: the server runs each in a worker thread."""
+    async def status(*parts, method="GET"):
+        try:
+            response = await jp_fetch(*API, *parts, method=method)
+            return response.code, ""
+        except HTTPClientError as exc:
+            return exc.code, json.loads(exc.response.body)["error"]
+
+    for i in range(4):
+        run = save_run(store, make_run(label=f"doomed {i}"))
+        gets = [status("runs", run.run_id) for _ in range(12)]
+        gets.insert(6, status("runs", run.run_id, "report"))
+        results = await asyncio.gather(*gets[:6], status("runs", run.run_id, method="DELETE"),
+                                       *gets[6:])
+        assert results[6] == (200, "")
+        for code, error in results:
+            assert code in (200, 404), error
+            if code == 404:
+                assert f"no run {run.run_id}" in error
+        assert not os.path.exists(store.run_dir(run.run_id))
+    assert [n for n in os.listdir(store.runs_dir) if n.startswith(".")] == []
 
 
 async def test_unwritable_store_is_500_json(jp_fetch, tmp_path, monkeypatch):

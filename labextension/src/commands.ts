@@ -19,7 +19,7 @@ import { locateCell, sameNotebook } from './cells';
 
 import { RUN_ITEM_CLASS, SparkRunsPanel } from './panel';
 
-import { ReportView, createReportWidget } from './report';
+import { ReportView, createReportWidget, setReportTitle } from './report';
 
 import { runTitle } from './row';
 
@@ -105,6 +105,19 @@ const RUN_ARGS = {
   }
 };
 
+const OPEN_ARGS = {
+  ...RUN_ARGS,
+  properties: {
+    ...RUN_ARGS.properties,
+    title: {
+      type: 'string',
+      description:
+        "The tab's label (a restored tab passes the one it had); by default " +
+        "the run's label, else the first line of its cell"
+    }
+  }
+};
+
 const NO_ARGS = { args: { type: 'object' as const, properties: {} } };
 
 export function registerCommands(ctx: ICommandContext): void {
@@ -114,7 +127,7 @@ export function registerCommands(ctx: ICommandContext): void {
   commands.addCommand(CommandIDs.openReport, {
     label: 'Open Spark Run Report',
     caption: 'Open the report of a Spark run in a tab',
-    describedBy: { args: RUN_ARGS },
+    describedBy: { args: OPEN_ARGS },
     execute: async args => {
       const runId = targetRun(ctx, args);
       if (!runId) {
@@ -125,9 +138,23 @@ export function registerCommands(ctx: ICommandContext): void {
         shell.activateById(existing.id);
         return existing;
       }
+      // the label: given (a restored tab), else from the sidebar's row, else
+      // fetched (the tab shows the run id until it arrives)
       const row = panel.findRun(runId);
-      const title = row ? runTitle(row) : runId;
-      const widget = createReportWidget(runId, title, api);
+      const given = typeof args?.title === 'string' ? args.title : '';
+      const title = given || (row ? runTitle(row) : '');
+      const widget = createReportWidget(runId, title || runId, api);
+      if (!title) {
+        api
+          .get(runId)
+          .then(run => {
+            if (!widget.isDisposed) {
+              setReportTitle(widget, runId, runTitle(run));
+              void tracker.save(widget);
+            }
+          })
+          .catch(() => undefined); // the report itself says what went wrong
+      }
       widget.toolbar.addItem(
         'export',
         new ToolbarButton({

@@ -78,9 +78,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
 
     if (restorer) {
       restorer.add(panel, 'jupyter-perf-sidebar');
+      // the tab's label is saved with the layout, so a reload restores it as it was
       void restorer.restore(tracker, {
         command: CommandIDs.openReport,
-        args: widget => ({ runId: widget.content.runId }),
+        args: widget => ({
+          runId: widget.content.runId,
+          title: widget.content.runTitle
+        }),
         name: widget => widget.content.runId
       });
     }

@@ -10,13 +10,7 @@ import { RunsAPI } from './api';
 
 import { pageLabel } from './format';
 
-import {
-  runSubtitle,
-  runTitle,
-  runTooltip,
-  statusText,
-  verdictBadge
-} from './row';
+import { runMeta, runTitle, runTooltip, statusText, verdictBadge } from './row';
 
 import { RunsListModel } from './runlist';
 
@@ -306,26 +300,51 @@ export class SparkRunsPanel extends Widget {
 
     const top = el('div', 'jp-perf-run-top');
     top.appendChild(el('span', 'jp-perf-run-title', runTitle(row)));
-    const badge = verdictBadge(row.verdict);
+    const badge = verdictBadge(row);
     if (badge) {
       const b = el(
         'span',
         `jp-perf-badge jp-perf-badge-${badge.kind}`,
         badge.text
       );
-      b.title = row.verdict ?? '';
+      b.title = row.verdict || badge.text;
+      b.setAttribute('role', 'img');
+      b.setAttribute('aria-label', badge.label);
       top.appendChild(b);
     }
     const bottom = el('div', 'jp-perf-run-meta');
-    bottom.appendChild(
-      el('span', 'jp-perf-run-subtitle', runSubtitle(row, now))
-    );
+    bottom.appendChild(this._renderMeta(row, now));
     const status = statusText(row.status);
     if (status) {
       bottom.appendChild(el('span', 'jp-perf-run-status', status));
     }
     li.append(top, bottom);
     return li;
+  }
+
+  /**
+   * "etl.ipynb · 4.21 s · 5 min ago": the notebook name gives way when the
+   * sidebar is narrow (ellipsis); the duration and the age are never cut.
+   */
+  private _renderMeta(row: IRunRow, now: number): HTMLElement {
+    const { notebook, duration, age } = runMeta(row, now);
+    const line = el('span', 'jp-perf-run-subtitle');
+    if (notebook) {
+      line.appendChild(el('span', 'jp-perf-run-notebook', notebook));
+    }
+    const rest = el('span', 'jp-perf-run-numbers');
+    const parts = [
+      el('span', 'jp-perf-run-duration', duration),
+      el('span', 'jp-perf-run-age', age)
+    ].filter(p => p.textContent);
+    parts.forEach((part, i) => {
+      if (i > 0 || notebook) {
+        rest.appendChild(el('span', 'jp-perf-run-sep', ' · '));
+      }
+      rest.appendChild(part);
+    });
+    line.appendChild(rest);
+    return line;
   }
 
   /** Only the "5 min ago" texts move between polls that changed nothing. */
@@ -335,11 +354,11 @@ export class SparkRunsPanel extends Widget {
       .querySelectorAll<HTMLElement>(`.${RUN_ITEM_CLASS}`)
       .forEach(li => {
         const row = this._model.find(li.dataset.runId ?? '');
-        const sub = li.querySelector('.jp-perf-run-subtitle');
-        if (row && sub) {
-          const text = runSubtitle(row, now);
-          if (sub.textContent !== text) {
-            sub.textContent = text;
+        const age = li.querySelector('.jp-perf-run-age');
+        if (row && age) {
+          const text = runMeta(row, now).age;
+          if (age.textContent !== text) {
+            age.textContent = text;
           }
         }
       });

@@ -56,9 +56,23 @@ export class ReportView extends Widget {
     return this._loaded;
   }
 
+  /** The run's label as the tab shows it (saved with the layout). */
+  runTitle = '';
+
   private _status: HTMLElement;
   private _frame: HTMLIFrameElement;
   private _loaded = false;
+}
+
+/** The tab's label (cut at 40 characters; the caption has it whole). */
+export function setReportTitle(
+  widget: MainAreaWidget<ReportView>,
+  runId: string,
+  title: string
+): void {
+  widget.content.runTitle = title;
+  widget.title.label = title.length > 40 ? title.slice(0, 39) + '…' : title;
+  widget.title.caption = `Spark run ${runId}: ${title}`;
 }
 
 export function createReportWidget(
@@ -70,8 +84,7 @@ export function createReportWidget(
   const widget = new MainAreaWidget({ content });
   widget.id = `jupyter-perf-report-${runId}`;
   widget.addClass('jp-perf-report-panel');
-  widget.title.label = title.length > 40 ? title.slice(0, 39) + '…' : title;
-  widget.title.caption = `Spark run ${runId}: ${title}`;
+  setReportTitle(widget, runId, title);
   widget.title.icon = sparkRunsIcon;
   widget.title.closable = true;
   void content.load();

@@ -28,62 +28,37 @@ export function notebookName(
   return parts.length ? parts[parts.length - 1] : '';
 }
 
-export type BadgeKind =
-  | 'cpu'
-  | 'gc'
-  | 'shuffle'
-  | 'io'
-  | 'driver'
-  | 'overhead'
-  | 'wait'
-  | 'none'
-  | 'other';
-
 export interface IBadge {
+  /** the diagnosis in a few words: the stored verdict headline */
   text: string;
-  kind: BadgeKind;
+  /** the stored verdict category, safe as a CSS class suffix */
+  kind: string;
+  /** what a screen reader says, and the hover text: the whole verdict */
+  label: string;
 }
 
 /**
- * The verdict badge: the verdict's head, before the first ':' ("CPU-bound",
- * "I/O-bound (estimated)", "Driver-bound"), or null when there is no verdict.
+ * The diagnosis badge: the headline and category the analysis stored with the
+ * run (`verdict_headline`, `verdict_category`), never words parsed out of the
+ * verdict sentence; null when the run has none (stored before they existed,
+ * or the analysis failed): the verdict is still in the row's tooltip.
  */
 export function verdictBadge(
-  verdict: string | null | undefined
+  row: Pick<IRunRow, 'verdict' | 'verdict_category' | 'verdict_headline'>
 ): IBadge | null {
-  const text = (verdict || '').trim();
-  if (!text) {
+  const text = (row.verdict_headline || '').trim();
+  const kind = (row.verdict_category || '')
+    .toLowerCase()
+    .replace(/[^a-z_]/g, '');
+  if (!text || !kind) {
     return null;
   }
-  const colon = text.indexOf(':');
-  let head =
-    colon > 0 && colon <= 40 ? text.slice(0, colon) : text.split(/\s+/)[0];
-  if (/^no spark tasks ran/i.test(text)) {
-    head = 'No tasks';
-  }
-  head = head.replace(/[.;,]+$/, '');
-  if (head.length > 28) {
-    head = head.slice(0, 27) + '…';
-  }
-  const lower = head.toLowerCase();
-  const kind: BadgeKind = lower.startsWith('cpu')
-    ? 'cpu'
-    : lower.startsWith('gc')
-      ? 'gc'
-      : lower.startsWith('shuffle')
-        ? 'shuffle'
-        : lower.startsWith('i/o') || lower.startsWith('io')
-          ? 'io'
-          : lower.startsWith('driver')
-            ? 'driver'
-            : lower.startsWith('overhead')
-              ? 'overhead'
-              : lower.startsWith('waiting')
-                ? 'wait'
-                : lower.startsWith('no tasks')
-                  ? 'none'
-                  : 'other';
-  return { text: head, kind };
+  const verdict = (row.verdict || '').trim();
+  return {
+    text,
+    kind,
+    label: `Diagnosis: ${text}` + (verdict ? ` (${verdict})` : '')
+  };
 }
 
 /** The status as shown: '' for ok (the usual case needs no noise). */
@@ -101,15 +76,26 @@ export function statusText(status: string | null | undefined): string {
   }
 }
 
-/** Text of one row's second line: "etl.ipynb · 4.2 s · 5 min ago". */
+/**
+ * The parts of one row's second line, "etl.ipynb · 4.21 s · 5 min ago": the
+ * panel lets the notebook name give way when the sidebar is narrow, never the
+ * duration or the age. Empty parts are left out.
+ */
+export function runMeta(
+  row: IRunRow,
+  nowMs: number
+): { notebook: string; duration: string; age: string } {
+  return {
+    notebook: notebookName(row),
+    duration: formatDuration(row.wall_ms),
+    age: formatRelativeTime(row.created_ms, nowMs)
+  };
+}
+
+/** The second line as one string (the parts of `runMeta` joined). */
 export function runSubtitle(row: IRunRow, nowMs: number): string {
-  return [
-    notebookName(row),
-    formatDuration(row.wall_ms),
-    formatRelativeTime(row.created_ms, nowMs)
-  ]
-    .filter(s => s)
-    .join(' · ');
+  const { notebook, duration, age } = runMeta(row, nowMs);
+  return [notebook, duration, age].filter(s => s).join(' · ');
 }
 
 /** The row's tooltip: everything, as plain text. */

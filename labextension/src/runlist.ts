@@ -40,7 +40,14 @@ export function pageSignature(page: IRunsPage): string {
   return JSON.stringify([
     page.total,
     page.offset,
-    page.runs.map(r => [r.run_id, r.status, r.verdict, r.label, r.wall_ms])
+    page.runs.map(r => [
+      r.run_id,
+      r.status,
+      r.verdict,
+      r.verdict_headline,
+      r.label,
+      r.wall_ms
+    ])
   ]);
 }
 

@@ -19,6 +19,14 @@ export interface IRunRow {
   num_stages: number | null;
   num_tasks: number | null;
   verdict: string | null;
+  /**
+   * The bottleneck kind the analysis stored with the run: cpu | gc | shuffle |
+   * io | overhead | other_wait | core_wait | driver | python | none; null for
+   * runs stored before it was computed or whose analysis failed.
+   */
+  verdict_category?: string | null;
+  /** The diagnosis in a few words ("CPU-bound", "Driver-bound"); null as above. */
+  verdict_headline?: string | null;
 }
 
 /** `GET runs` */

@@ -1,27 +1,65 @@
-import { formatDuration, formatRelativeTime, pageLabel } from '../format';
+import {
+  UNKNOWN,
+  formatDuration,
+  formatRelativeTime,
+  pageLabel,
+  pyFixed,
+  pyRound
+} from '../format';
+
+import fmtVectors from '../../../tests/render/fmt_vectors.json';
 
 import { NOW } from './fixtures';
 
+/**
+ * render/fmt.py's own strings for these inputs, written by
+ * tests/render/fmt_vectors.py (the render side checks the same file).
+ */
+const VECTORS = fmtVectors as unknown as { ms: [number | null, string][] };
+
 describe('formatDuration', () => {
+  it('writes every shared test vector exactly as render/fmt.py ms()', () => {
+    expect(VECTORS.ms.length).toBeGreaterThan(100);
+    const wrong = VECTORS.ms
+      .map(([ms, text]) => [ms, text, formatDuration(ms)])
+      .filter(([, text, got]) => got !== text);
+    expect(wrong).toEqual([]);
+  });
+
   it.each([
     [0, '0 ms'],
     [850.4, '850 ms'],
-    [999.6, '1000 ms'],
-    [1000, '1.0 s'],
-    [4213, '4.2 s'],
-    [12_400, '12 s'],
-    [59_499, '59 s'],
+    [999.6, '1.00 s'], // rounded into the next unit: never "1000 ms"
+    [4213, '4.21 s'],
+    [59_999.9, '1 min 00 s'], // never "60.00 s"
     [185_000, '3 min 05 s'],
     [3_725_000, '1 h 02 min']
   ])('%p ms -> %p', (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
   });
 
-  it('says unknown for missing or bad numbers', () => {
-    expect(formatDuration(null)).toBe('—');
-    expect(formatDuration(undefined)).toBe('—');
-    expect(formatDuration(NaN)).toBe('—');
-    expect(formatDuration(-5)).toBe('—');
+  it('says unknown for missing numbers, as fmt.py does', () => {
+    expect(formatDuration(null)).toBe(UNKNOWN);
+    expect(formatDuration(undefined)).toBe(UNKNOWN);
+    expect(formatDuration(NaN)).toBe(UNKNOWN);
+    expect(formatDuration(Infinity)).toBe('∞');
+  });
+});
+
+describe('pyFixed and pyRound', () => {
+  it('round exact ties to even, as Python does', () => {
+    expect(pyFixed(1.125, 2)).toBe('1.12'); // toFixed says 1.13
+    expect(pyFixed(1.375, 2)).toBe('1.38');
+    expect(pyFixed(-2.5, 0)).toBe('-2');
+    expect(pyRound(0.5)).toBe(0);
+    expect(pyRound(1.5)).toBe(2);
+    expect(pyRound(2.5)).toBe(2);
+  });
+
+  it('round the exact binary value where it is no tie', () => {
+    expect(pyFixed(1.005, 2)).toBe('1.00'); // 1.005 is 1.00499999… in binary
+    expect(pyFixed(0.6, 0)).toBe('1');
+    expect(pyFixed(59_994.9 / 1000, 2)).toBe('59.99');
   });
 });
 

@@ -1,5 +1,6 @@
 import {
   notebookName,
+  runMeta,
   runSubtitle,
   runTitle,
   runTooltip,
@@ -36,9 +37,14 @@ describe('runTitle and friends', () => {
   });
 
   it('builds the subtitle from notebook, duration and time', () => {
-    expect(runSubtitle(row(), NOW)).toBe('etl.ipynb · 4.2 s · 1 min ago');
+    expect(runMeta(row(), NOW)).toEqual({
+      notebook: 'etl.ipynb',
+      duration: '4.21 s',
+      age: '1 min ago'
+    });
+    expect(runSubtitle(row(), NOW)).toBe('etl.ipynb · 4.21 s · 1 min ago');
     expect(runSubtitle(row({ notebook: '', notebook_path: null }), NOW)).toBe(
-      '4.2 s · 1 min ago'
+      '4.21 s · 1 min ago'
     );
   });
 
@@ -58,39 +64,44 @@ describe('runTitle and friends', () => {
 });
 
 describe('verdictBadge', () => {
-  it.each([
-    ['CPU-bound: 71% of task time on CPU', 'CPU-bound', 'cpu'],
-    ['GC-bound: 40% of task time on JVM garbage collection', 'GC-bound', 'gc'],
-    [
-      'Shuffle-bound: 55% of task time on shuffle read/write',
-      'Shuffle-bound',
-      'shuffle'
-    ],
-    [
-      'I/O-bound (estimated): 60% of task time on input/output wait',
-      'I/O-bound (estimated)',
-      'io'
-    ],
-    [
-      'Driver-bound: no Spark task ran for 80% of the time; ...',
-      'Driver-bound',
-      'driver'
-    ],
-    ['Overhead-bound: 30% ...', 'Overhead-bound', 'overhead'],
-    ['Waiting: 50% of task time on unexplained wait', 'Waiting', 'wait'],
-    ['No Spark tasks ran: all 0.20 s were driver time.', 'No tasks', 'none'],
-    ['Something new without a colon.', 'Something', 'other']
-  ])('%p -> %p', (verdict, text, kind) => {
-    expect(verdictBadge(verdict)).toEqual({ text, kind });
+  const verdict =
+    'Driver-bound: no Spark task ran for 80% of the time; inside tasks 60% went to CPU';
+
+  it('shows the headline and category the analysis stored', () => {
+    const badge = verdictBadge(
+      row({
+        verdict,
+        verdict_category: 'driver',
+        verdict_headline: 'Driver-bound'
+      })
+    );
+    expect(badge).toEqual({
+      text: 'Driver-bound',
+      kind: 'driver',
+      label: `Diagnosis: Driver-bound (${verdict})`
+    });
   });
 
-  it('has no badge without a verdict', () => {
-    expect(verdictBadge('')).toBeNull();
-    expect(verdictBadge(null)).toBeNull();
+  it('never parses the sentence: no stored headline, no badge', () => {
+    // a run stored before the category existed, or whose analysis failed
+    expect(verdictBadge(row({ verdict }))).toBeNull();
+    expect(
+      verdictBadge(
+        row({ verdict, verdict_category: null, verdict_headline: null })
+      )
+    ).toBeNull();
   });
 
-  it('keeps badges short', () => {
-    const badge = verdictBadge('A'.repeat(39) + ': details');
-    expect(badge!.text.length).toBeLessThanOrEqual(28);
+  it('keeps the words and makes the category safe as a CSS class', () => {
+    const badge = verdictBadge(
+      row({
+        verdict: '',
+        verdict_category: 'core_wait" onclick="x',
+        verdict_headline: 'Waiting for cores'
+      })
+    );
+    expect(badge!.kind).toBe('core_waitonclickx');
+    expect(badge!.text).toBe('Waiting for cores');
+    expect(badge!.label).toBe('Diagnosis: Waiting for cores');
   });
 });

@@ -21,7 +21,11 @@ import { Widget } from '@lumino/widgets';
 
 import { IBokeh, IBokehViewManager, loadBokeh } from './bokehjs';
 
-import { REPORT_MIME_TYPE, parseReportPayload } from './reportpayload';
+import {
+  REPORT_MIME_TYPE,
+  decodeItem,
+  parseReportPayload
+} from './reportpayload';
 
 const OUTPUT_CLASS = 'jp-perf-report-output';
 
@@ -53,7 +57,11 @@ export class ReportRenderer extends Widget implements IRenderMime.IRenderer {
     let bokeh: IBokeh;
     let views: IBokehViewManager;
     try {
-      bokeh = await loadBokeh(payload.bokeh_version);
+      const [lib, item] = await Promise.all([
+        loadBokeh(payload.bokeh_version),
+        decodeItem(payload)
+      ]);
+      bokeh = lib;
       // BokehJS draws only into an element under <body>
       await this._attached.promise;
       if (generation !== this._generation) {
@@ -62,7 +70,7 @@ export class ReportRenderer extends Widget implements IRenderMime.IRenderer {
       const target = document.createElement('div');
       target.className = 'jp-perf-report-root';
       this.node.replaceChildren(target);
-      views = await bokeh.embed.embed_item(payload.item, target);
+      views = await bokeh.embed.embed_item(item, target);
     } catch (reason) {
       if (generation === this._generation) {
         const message =

@@ -27,13 +27,24 @@ export interface IBokehItem {
   version?: string;
 }
 
-/** `{"format": 1, "run_id", "title", "bokeh_version", "item"}` */
+/**
+ * The encoding of `item` that notebooks store: base64 of the gzip of the
+ * compact JSON text (an `.ipynb` keeps outputs as indented JSON, where a
+ * nested Bokeh document takes ~15x its gzip size).
+ */
+export const ITEM_ENCODING = 'json+gzip+base64';
+
+/**
+ * `{"format": 1, "run_id", "title", "bokeh_version", "item_encoding"?, "item"}`:
+ * `item` is the `json_item` object, or (with `item_encoding`) its encoded text.
+ */
 export interface IReportPayload {
   format: number;
   run_id: string;
   title: string;
   bokeh_version: string;
-  item: IBokehItem;
+  item_encoding: string | null;
+  item: IBokehItem | string;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -71,11 +82,22 @@ export function parseReportPayload(
     return { error: 'the report data names no valid Bokeh version' };
   }
   const item = data.item;
-  if (
-    !isObject(item) ||
-    typeof item.root_id !== 'string' ||
-    !isObject(item.doc)
-  ) {
+  const encoding = data.item_encoding ?? null;
+  if (encoding !== null && encoding !== ITEM_ENCODING) {
+    return {
+      error:
+        `the report's item is encoded as ${JSON.stringify(encoding)}, which this ` +
+        'renderer does not read; upgrade jupyter-perf where JupyterLab runs'
+    };
+  }
+  const plain =
+    encoding === null &&
+    isObject(item) &&
+    typeof item.root_id === 'string' &&
+    isObject(item.doc);
+  const encoded =
+    encoding === ITEM_ENCODING && typeof item === 'string' && !!item;
+  if (!plain && !encoded) {
     return { error: 'the report data holds no Bokeh item' };
   }
   if (typeof data.run_id !== 'string' || !data.run_id) {
@@ -87,9 +109,48 @@ export function parseReportPayload(
       run_id: data.run_id,
       title: typeof data.title === 'string' ? data.title : '',
       bokeh_version: version,
-      item: item as unknown as IBokehItem
+      item_encoding: encoding as string | null,
+      item: item as unknown as IBokehItem | string
     }
   };
+}
+
+/**
+ * The `json_item` of a payload: as it is, or decoded (base64, then gunzip with
+ * the browser's DecompressionStream, then JSON). Rejects with one line.
+ */
+export async function decodeItem(payload: IReportPayload): Promise<IBokehItem> {
+  if (typeof payload.item !== 'string') {
+    return payload.item;
+  }
+  let text: string;
+  try {
+    const binary = atob(payload.item);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) {
+      bytes[i] = binary.charCodeAt(i);
+    }
+    const stream = new Blob([bytes])
+      .stream()
+      .pipeThrough(new DecompressionStream('gzip'));
+    text = await new Response(stream).text();
+  } catch (reason) {
+    throw new Error(`the report's item could not be decompressed (${reason})`);
+  }
+  let item: unknown;
+  try {
+    item = JSON.parse(text);
+  } catch {
+    throw new Error("the report's item is not JSON");
+  }
+  if (
+    !isObject(item) ||
+    typeof item.root_id !== 'string' ||
+    !isObject(item.doc)
+  ) {
+    throw new Error('the report data holds no Bokeh item');
+  }
+  return item as unknown as IBokehItem;
 }
 
 /** The URL of one BokehJS bundle of `version` under the server's base URL. */

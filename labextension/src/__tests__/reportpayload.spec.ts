@@ -1,5 +1,7 @@
 import {
   BOKEH_BUNDLES,
+  ITEM_ENCODING,
+  decodeItem,
   REPORT_MIME_TYPE,
   bokehBundleUrl,
   errorOf,
@@ -22,10 +24,43 @@ function payload(overrides: Record<string, unknown> = {}) {
   };
 }
 
+/**
+ * What render/inline.py encode_item() writes for this item:
+ * {"target_id": null, "root_id": "p1001", "doc": {"version": "3.9.2",
+ * "roots": [], "title": "é <b>"}, "version": "3.9.2"}
+ */
+const ENCODED =
+  'H4sIAAAAAAACA6tWKkksSk8tic9MUbLKK83J0VEqys+HcJUKDA0MDJV0lFLyk5WsqpXKUouKM/PzgBLGepZ6RkoQpcVKVtGxOkolmSU5qUCpwysVbJLslGp1MJTXAgDAQdNAbAAAAA==';
+
 describe('parseReportPayload', () => {
   it('accepts the format 1 payload', () => {
     const parsed = parseReportPayload(payload());
-    expect(parsed).toEqual({ payload: payload() });
+    expect(parsed).toEqual({ payload: { ...payload(), item_encoding: null } });
+  });
+
+  it('accepts an encoded item, and decodes it', async () => {
+    const parsed = parseReportPayload(
+      payload({ item_encoding: ITEM_ENCODING, item: ENCODED })
+    );
+    expect('payload' in parsed).toBe(true);
+    const item = await decodeItem(
+      (parsed as { payload: Parameters<typeof decodeItem>[0] }).payload
+    );
+    expect(item).toEqual({
+      target_id: null,
+      root_id: 'p1001',
+      doc: { version: '3.9.2', roots: [], title: 'é <b>' },
+      version: '3.9.2'
+    });
+  });
+
+  it('says so when an encoded item is damaged', async () => {
+    const parsed = parseReportPayload(
+      payload({ item_encoding: ITEM_ENCODING, item: 'bm90IGd6aXA=' })
+    ) as { payload: Parameters<typeof decodeItem>[0] };
+    await expect(decodeItem(parsed.payload)).rejects.toThrow(
+      /could not be decompressed/
+    );
   });
 
   it('keeps a missing title as empty', () => {
@@ -51,7 +86,10 @@ describe('parseReportPayload', () => {
     [payload({ item: null }), /no Bokeh item/],
     [payload({ item: { root_id: 'p1' } }), /no Bokeh item/],
     [payload({ item: { doc: {} } }), /no Bokeh item/],
-    [payload({ run_id: '' }), /no run id/]
+    [payload({ run_id: '' }), /no run id/],
+    [payload({ item_encoding: 'json+zstd' }), /does not read; upgrade/],
+    [payload({ item_encoding: ITEM_ENCODING }), /no Bokeh item/],
+    [payload({ item_encoding: ITEM_ENCODING, item: '' }), /no Bokeh item/]
   ])('refuses %p in one line', (data, reason) => {
     const parsed = parseReportPayload(data);
     expect('error' in parsed).toBe(true);

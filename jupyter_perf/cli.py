@@ -1,9 +1,9 @@
 """``jupyter-perf``: analyse past applications and work with stored runs from a shell.
 
-    jupyter-perf analyze EVENTLOG [--json] [--html OUT]
+    jupyter-perf analyze EVENTLOG [--json] [--html OUT [--force]]
     jupyter-perf analyze URL --app ID [--attempt N] [--json] [--html OUT]
     jupyter-perf runs [--limit N] [--json] [--delete RUN_ID] [--rebuild-index]
-    jupyter-perf report RUN_ID -o OUT.html
+    jupyter-perf report RUN_ID -o OUT.html [--force]
 
 Errors are one line on stderr with the next step, and exit code 2 (no traceback; set
 ``JUPYTER_PERF_DEBUG=1`` to see one).
@@ -50,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--attempt", metavar="N", help="application attempt (default: the latest)")
     a.add_argument("--json", action="store_true", help="print the summary as JSON")
     a.add_argument("--html", metavar="OUT", help="write the standalone HTML report to OUT")
+    a.add_argument("--force", action="store_true",
+                   help="replace OUT even if it is not an earlier export of this run (never a symlink or a folder)")
     a.add_argument("--no-save", action="store_true",
                    help="do not keep the run in the run store (jupyter-perf runs)")
 
@@ -65,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     o = sub.add_parser("report", help="write a stored run's report as standalone HTML")
     o.add_argument("run_id", metavar="RUN_ID")
     o.add_argument("-o", "--output", metavar="OUT.html", required=True)
+    o.add_argument("--force", action="store_true",
+                   help="replace OUT even if it is not an earlier export of this run (never a symlink or a folder)")
     return p
 
 
@@ -79,15 +83,16 @@ def _ms(value: Any) -> str:
     return f"{v / 1000:.2f} s" if v >= 1000 else f"{v:.0f} ms"
 
 
-def _write(path: str, text: str) -> str:
-    out = os.path.abspath(os.path.expanduser(path))
+def _write(path: str, text: str, run_id: str, force: bool) -> str:
+    """Export a report (``atomic.write_export``: never through a symlink, never over a file
+    that is not an earlier export of the same run unless ``--force``)."""
+    from .atomic import write_export
+
     try:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        return write_export(os.path.expanduser(path), text, run_id, force=force)
     except OSError as exc:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}; choose a writable path") \
             from None
-    return out
 
 
 def _report(analysis_or_run) -> str:
@@ -139,7 +144,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         else:
             summary["warnings"] = list(summary.get("warnings") or []) + run.warnings[-1:]
     if args.html:
-        out = _write(args.html, _report(analysis))
+        out = _write(args.html, _report(analysis), run.run_id, args.force)
         print(f"wrote {out}", file=sys.stderr if args.json else sys.stdout)
     if args.json:
         json.dump(summary, sys.stdout, indent=1, allow_nan=False)
@@ -189,7 +194,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     except KeyError:
         raise CliError(f"no stored run {args.run_id}; list them with `jupyter-perf runs`") from None
     from .analysis import analyze
-    out = _write(args.output, _report(analyze(run)))
+    out = _write(args.output, _report(analyze(run)), run.run_id, args.force)
     print(f"wrote {out}")
     return 0
 

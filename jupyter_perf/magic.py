@@ -15,7 +15,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
-from .errors import one_line
+from .errors import JupyterPerfError, one_line
 from .live import LiveDisplay, mode_for
 from .measuring import analysis_or_none, remember, save
 from .render import inline
@@ -97,6 +97,9 @@ class PerfMagics(Magics):
         target = path or f"jupyter-perf-{run.run_id}.html"
         try:
             written = export(run, target)
+        except JupyterPerfError as exc:             # refused: a link, another file (atomic.py)
+            print(f"perfmeasure: {exc}", file=sys.stderr)
+            return
         except OSError as exc:
             print(f"perfmeasure: could not write {target}: {exc.strerror or exc}; "
                   "choose another path", file=sys.stderr)

@@ -20,7 +20,7 @@ from bokeh.resources import INLINE
 
 from ..analysis import Analysis, analyze
 from ..model import Run
-from ..atomic import write_text_atomic
+from ..atomic import write_export
 from . import fmt, payload
 from .basic import basic_layout
 from .lanes import assign_lanes
@@ -150,4 +150,4 @@ def export(obj: Run | Analysis, path: str | os.PathLike) -> str:
     path = os.fspath(path)
     html = report_html(obj)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    return write_text_atomic(path, html, mode=0o644)     # a report is for sharing
+    return write_export(path, html, getattr(obj, "run", obj).run_id)   # atomic.py: never through a link

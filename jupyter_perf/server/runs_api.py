@@ -18,7 +18,7 @@ from typing import Any
 from .. import __version__
 from ..errors import one_line
 from ..store import RunStore, StoreError, home_dir, valid_run_id
-from ..atomic import write_text_atomic
+from ..atomic import ExportError, utf8_safe, write_export, write_text_atomic
 
 #: Largest page the list endpoint returns; the sidebar never needs more at once.
 MAX_LIMIT = 500
@@ -262,29 +262,37 @@ def export_path(path: str | None, run_id: str) -> str:
     return posixpath.join(*parts)
 
 
-def check_inside(root_dir: str, rel_path: str) -> str:
-    """The absolute file path of ``rel_path`` under ``root_dir``, refusing symlink escapes."""
+def check_inside(root_dir: str, rel_folder: str) -> str:
+    """The absolute path of the folder ``rel_folder`` under ``root_dir`` after symlinks,
+    refusing one that resolves outside the root. The file name itself is never resolved:
+    the export refuses to write through a link (``atomic.write_export``)."""
     root = os.path.realpath(root_dir)
-    target = os.path.realpath(os.path.join(root, *rel_path.split("/")))
-    if os.path.commonpath([root, target]) != root:
-        raise ApiError(400, f"export path {rel_path!r} resolves outside the Jupyter root "
+    parts = [p for p in rel_folder.split("/") if p]
+    folder = os.path.realpath(os.path.join(root, *parts))
+    if os.path.commonpath([root, folder]) != root:
+        raise ApiError(400, f"export folder {rel_folder!r} resolves outside the Jupyter root "
                             "(through a symlink); choose another folder")
-    return target
+    return folder
 
 
 def export_report(root: str | None, run_id: str, path: str | None, contents_root: str) -> dict:
-    """``POST runs/{id}/export`` on a plain file system root: write the report there."""
+    """``POST runs/{id}/export`` on a plain file system root: write the report there, never
+    through a symlink and never over a file that is not an export of this run (409)."""
     rel = export_path(path, run_id)
-    target = check_inside(contents_root, rel)
-    if not os.path.isdir(os.path.dirname(target)):
-        raise ApiError(400, f"folder {posixpath.dirname(rel)!r} does not exist in the Jupyter "
-                            "root; create it first or export to another path")
-    if os.path.isdir(target):
+    folder_rel, name = posixpath.split(rel)
+    folder = check_inside(contents_root, folder_rel)
+    if not os.path.isdir(folder):
+        raise ApiError(400, f"folder {folder_rel!r} does not exist in the Jupyter root; "
+                            "create it first or export to another path")
+    target = os.path.join(folder, name)
+    if os.path.isdir(target) and not os.path.islink(target):
         raise ApiError(400, f"{rel!r} is a folder; give a file name ending in .html")
     html, _ = report_html(root, run_id)
     try:
-        write_text_atomic(target, html)
+        write_export(target, html, run_id)
+    except ExportError as exc:
+        raise ApiError(409, str(exc).replace(target, rel)) from exc
     except OSError as exc:
         raise ApiError(500, f"could not write {rel}: {exc.strerror or exc}; "
                             "check the folder is writable") from exc
-    return {"run_id": run_id, "path": rel, "bytes": len(html.encode("utf-8"))}
+    return {"run_id": run_id, "path": rel, "bytes": os.path.getsize(target)}

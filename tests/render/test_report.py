@@ -60,6 +60,7 @@ def test_export_failure_leaves_nothing(tmp_path, monkeypatch, hostile_run):
     def boom(*a, **k):
         raise OSError("disk full")
     monkeypatch.setattr(report.os, "replace", boom)
+    monkeypatch.setattr(report.os, "link", boom)       # a new export is linked into place
     with pytest.raises(OSError):
         render.export(hostile_run, tmp_path / "r.html")
     assert list(tmp_path.iterdir()) == []

@@ -4,11 +4,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 
 import pytest
 from tornado.httpclient import HTTPClientError
 
 import jupyter_perf
+from jupyter_perf.atomic import export_owner
 from jupyter_perf.server import runs_api
 
 from runs_factory import make_run, save_run
@@ -362,7 +364,11 @@ async def test_export_default_path(jp_fetch, seeded, jp_root_dir, monkeypatch):
     assert response.code == 201
     data = json.loads(response.body)
     assert data["path"] == f"jupyter-perf-{run.run_id}.html"
-    assert (jp_root_dir / data["path"]).read_text() == f"<html>{run.run_id}</html>"
+    written = (jp_root_dir / data["path"]).read_text()
+    assert written.startswith(f"<html>{run.run_id}</html>\n") and data["bytes"] == len(written)
+    assert export_owner(jp_root_dir / data["path"]) == run.run_id
+    again = await jp_fetch(*API, "runs", run.run_id, "export", method="POST", body="")
+    assert again.code == 201                       # its own earlier export is replaced
 
 
 async def test_export_to_a_given_path_with_the_real_report(jp_fetch, seeded, jp_root_dir):
@@ -373,7 +379,9 @@ async def test_export_to_a_given_path_with_the_real_report(jp_fetch, seeded, jp_
     assert json.loads(response.body)["path"] == "reports/etl.html"
     exported = (jp_root_dir / "reports" / "etl.html").read_text(encoding="utf-8")
     report = (await jp_fetch(*API, "runs", run.run_id, "report")).body.decode()
-    assert exported == report
+    assert exported.startswith(report) and export_owner(jp_root_dir / "reports" / "etl.html") \
+        == run.run_id                            # the report, then the export marker line
+    assert exported[len(report):].strip() == f"<!-- jupyter-perf export of run {run.run_id} -->"
 
 
 @pytest.mark.parametrize("path", [
@@ -399,6 +407,36 @@ async def test_export_refuses_symlink_escapes(jp_fetch, seeded, jp_root_dir, tmp
                                    method="POST", body=json.dumps({"path": "link/x.html"}))
     assert_json_error(code, body, 400)
     assert list(outside.iterdir()) == []
+
+
+async def test_export_never_writes_through_a_symlink_or_over_a_users_file(
+        jp_fetch, seeded, jp_root_dir, monkeypatch):
+    """The issue's case: ``nb-alias.html`` -> ``keep.ipynb`` in the Jupyter root."""
+    monkeypatch.setattr(runs_api, "render_report", lambda run: "<html>" + "x" * 10000 + "</html>")
+    notebook = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+    (jp_root_dir / "keep.ipynb").write_text(notebook)
+    os.symlink("keep.ipynb", jp_root_dir / "nb-alias.html")
+    (jp_root_dir / "notes.html").write_text("<p>mine</p>")
+    a, b = seeded[0].run_id, seeded[1].run_id
+    for path, said in [("nb-alias.html", "is a symbolic link"),
+                       ("notes.html", f"is not an export of run {a}")]:
+        code, body = await fetch_error(jp_fetch, *API, "runs", a, "export", method="POST",
+                                       body=json.dumps({"path": path}))
+        assert_json_error(code, body, 409)
+        assert body["error"].startswith(path) and said in body["error"]
+        assert str(jp_root_dir) not in body["error"]           # the root-relative path only
+    assert (jp_root_dir / "keep.ipynb").read_text() == notebook
+    assert os.path.islink(jp_root_dir / "nb-alias.html")
+    assert (jp_root_dir / "notes.html").read_text() == "<p>mine</p>"
+    # an export of run a is not replaced by one of run b
+    await jp_fetch(*API, "runs", a, "export", method="POST", body=json.dumps({"path": "a.html"}))
+    code, body = await fetch_error(jp_fetch, *API, "runs", b, "export", method="POST",
+                                   body=json.dumps({"path": "a.html"}))
+    assert_json_error(code, body, 409)
+    assert export_owner(jp_root_dir / "a.html") == a
+    old = os.umask(0o022)          # the server's umask: files are 0644 like any other, not 0600
+    os.umask(old)
+    assert stat.S_IMODE(os.stat(jp_root_dir / "a.html").st_mode) == 0o666 & ~old
 
 
 @pytest.mark.parametrize("body", ["not json", "[1, 2]", '{"path": 3}'])

@@ -100,13 +100,18 @@ def _report(analysis_or_run) -> str:
     return report_html(analysis_or_run)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _text_summary(s: dict, run_id: str | None) -> str:
     name = s.get("app_name") or ""
     lines = [f"{s.get('app_id') or '?'}{'  ' + name if name else ''}  (Spark "
              f"{s.get('spark_version') or '?'})",
-             f"wall {_ms(s.get('wall_ms'))} over {len(s.get('jobs') or [])} jobs, "
-             f"{len(s.get('stages') or [])} stages, {s.get('task_attempts', 0)} task attempts "
-             f"on {s.get('slots', 0)} slots",
+             f"wall {_ms(s.get('wall_ms'))} over {_count(len(s.get('jobs') or []), 'job')}, "
+             f"{_count(len(s.get('stages') or []), 'stage')}, "
+             f"{_count(s.get('task_attempts', 0), 'task attempt')} "
+             f"on {_count(s.get('slots', 0), 'slot')}",
              f"verdict: {s.get('verdict', '')}"]
     parts = sorted(((v.get("ms", 0.0), v.get("label", k), v.get("kind", ""))
                     for k, v in (s.get("breakdown") or {}).items()), reverse=True)

@@ -432,7 +432,10 @@ def _typed_tasks(table: pd.DataFrame) -> pd.DataFrame:
             table[column] = pd.to_numeric(table[column], errors="coerce").astype("float64").fillna(0.0)
     for column in TASK_BYTE_COLUMNS + ["stage_id", "stage_attempt", "task_id", "index", "attempt"]:
         if table[column].dtype != "int64":
-            table[column] = pd.to_numeric(table[column], errors="coerce").fillna(0).astype("int64")
+            values = pd.to_numeric(table[column], errors="coerce").fillna(0)
+            # beyond int64 (or any plausible count): -1, which check_tasks reports and zeroes
+            values = values.where(values.abs() <= MAX_COUNT, -1)
+            table[column] = values.astype("int64")
     if table["speculative"].dtype != bool:
         table["speculative"] = table["speculative"].fillna(False).astype(bool)
     for column in _TASK_STRINGS:
@@ -440,6 +443,124 @@ def _typed_tasks(table: pd.DataFrame) -> pd.DataFrame:
             table[column] = table[column].fillna("").astype(str)
     extra = [c for c in table.columns if c not in TASK_COLUMNS]
     return table[TASK_COLUMNS + extra].reset_index(drop=True)
+
+
+
+# ---------------------------------------------------------------------------
+# Plausibility: every Run's tasks pass here when assigned, whatever the source
+# ---------------------------------------------------------------------------
+MAX_COUNT = 1e15          # bytes or records of one task attempt: a petabyte is not plausible
+PART_SLACK = 1.1          # a part may exceed its whole by 10% + 100 ms (Spark measures parts
+PART_SLACK_MS = 100.0     # in ns and wholes in ms, on other clocks)
+OUTLIER_MS = 30 * 86_400_000.0   # a timestamp a month away from the run's other tasks
+# (part, whole): a part of a task attempt's time cannot be longer than its whole
+_PARTS = [("run_ms", "duration_ms"), ("deserialize_ms", "duration_ms"),
+          ("result_serialization_ms", "duration_ms"), ("getting_result_ms", "duration_ms"),
+          ("scheduler_delay_ms", "duration_ms"), ("gc_ms", "duration_ms"),
+          ("cpu_ms", "run_ms"), ("fetch_wait_ms", "run_ms"), ("shuffle_write_time_ms", "run_ms"),
+          ("deserialize_cpu_ms", "deserialize_ms")]
+SPARK_NAMES = {"duration_ms": "duration", "run_ms": "executorRunTime",
+               "cpu_ms": "executorCpuTime", "gc_ms": "jvmGcTime",
+               "deserialize_ms": "executorDeserializeTime",
+               "deserialize_cpu_ms": "executorDeserializeCpuTime",
+               "result_serialization_ms": "resultSerializationTime",
+               "getting_result_ms": "gettingResultTime", "scheduler_delay_ms": "schedulerDelay",
+               "fetch_wait_ms": "fetchWaitTime", "shuffle_write_time_ms": "shuffle writeTime",
+               "launch_ms": "launchTime", "finish_ms": "finishTime"}
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _named(counts: dict[str, int]) -> str:
+    return ", ".join(f"{SPARK_NAMES.get(c, c)}: {n}" for c, n in counts.items())
+
+
+def check_tasks(tasks: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Implausible task values made harmless, and one warning per kind of problem.
+
+    Negative or out-of-range numbers become 0; a launch or finish time a month or more away
+    from the run's other tasks is rebuilt from the task's measured parts; a part longer than
+    its whole (CPU over run time, run time over duration, ...) is cut to the whole; and
+    successful attempts that carry no metrics at all are counted. So absurd values never
+    reach the breakdown or the what-if, and the run says what was changed.
+    """
+    n = len(tasks)
+    if n == 0:
+        return tasks, []
+    warnings: list[str] = []
+    t = tasks.copy(deep=False)
+
+    def arr(column: str) -> np.ndarray:
+        return t[column].to_numpy(dtype="float64")
+
+    negative = {}
+    for column in TASK_TIME_COLUMNS + TASK_BYTE_COLUMNS:
+        v = t[column].to_numpy()
+        bad = v < 0
+        if bad.any():
+            negative[column] = int(bad.sum())
+            t[column] = np.where(bad, 0, v).astype(v.dtype)
+    if negative:
+        warnings.append(f"{_count(sum(negative.values()), 'negative or out-of-range task value')}"
+                        f" set to 0 ({_named(negative)})")
+
+    launch, finish = arr("launch_ms"), arr("finish_ms")
+    known = launch > 0
+    moved = {}
+    if known.any():
+        q1, med, q3 = np.percentile(launch[known], [25, 50, 75])
+        tol = max(OUTLIER_MS, 100.0 * (q3 - q1))
+        bad_launch = known & (np.abs(launch - med) > tol)
+        bad_finish = (finish > 0) & (np.abs(finish - med) > tol + OUTLIER_MS)
+        if bad_launch.any() or bad_finish.any():
+            parts = (arr("run_ms") + arr("deserialize_ms") + arr("result_serialization_ms")
+                     + arr("getting_result_ms"))
+            both = bad_launch & bad_finish
+            launch = np.where(both, med, np.where(bad_launch, finish - parts, launch))
+            finish = np.where(bad_finish, launch + parts, finish)
+            moved = {"launch_ms": int(bad_launch.sum()), "finish_ms": int(bad_finish.sum())}
+            t["launch_ms"], t["finish_ms"] = launch, finish
+            t["duration_ms"] = np.where(bad_launch | bad_finish, finish - launch, arr("duration_ms"))
+            warnings.append(f"{_count(int((bad_launch | bad_finish).sum()), 'task attempt')} with "
+                            "a launch or finish time a month or more away from the others "
+                            f"({_named({k: v for k, v in moved.items() if v})}): rebuilt from "
+                            "their measured run time" + (", placed at the run's median launch"
+                                                          if both.any() else ""))
+    backwards = (finish > 0) & (launch > 0) & (finish < launch)
+    if backwards.any():
+        t["finish_ms"] = np.where(backwards, launch, finish)
+        t["duration_ms"] = np.where(backwards, 0.0, arr("duration_ms"))
+        warnings.append(f"{_count(int(backwards.sum()), 'task attempt')} finishing before "
+                        "launch: duration taken as 0")
+
+    over: dict[str, int] = {}
+    worst = 0.0
+    for part, whole in _PARTS:
+        p, w = arr(part), arr(whole)
+        if whole == "duration_ms":
+            bad = (w > 0) & (p > w * PART_SLACK + PART_SLACK_MS)
+        else:
+            bad = p > w * PART_SLACK + PART_SLACK_MS
+        if bad.any():
+            over[f"{SPARK_NAMES[part]} > {SPARK_NAMES[whole]}"] = int(bad.sum())
+            worst = max(worst, float((p - w)[bad].max()))
+            t[part] = np.where(bad, w, p)
+    if over:
+        warnings.append(f"{_count(sum(over.values()), 'task value')} longer than the time it is "
+                        f"part of ({_named(over)}; up to {worst:.3g} ms over): cut to that time, "
+                        "so it cannot inflate the breakdown or the what-if")
+
+    done = t["status"].to_numpy() == "SUCCESS"
+    empty = done & (arr("run_ms") == 0) & (arr("cpu_ms") == 0) & (arr("deserialize_ms") == 0) \
+        & (t["result_size_bytes"].to_numpy() == 0)
+    if empty.any():
+        k, total = int(empty.sum()), int(done.sum())
+        warnings.append(f"{k} of {_count(total, 'successful task attempt')} ({k / total:.0%}) "
+                        "carry no task metrics: their time cannot be broken down (it shows as "
+                        "scheduler delay) and the verdict may not hold")
+    return t, warnings
 
 
 def _typed(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
@@ -579,7 +700,18 @@ class Run:
     def __setattr__(self, name: str, value: Any) -> None:
         if name in TABLES:
             value = conform(name, value)
+            if name == "tasks":
+                value, found = check_tasks(value)
+                self._replace_check_warnings(found)
         object.__setattr__(self, name, value)
+
+    def _replace_check_warnings(self, found: list[str]) -> None:
+        """The plausibility warnings of the tasks now assigned replace those of earlier ones;
+        a warning already on the run (e.g. stored with it) is not repeated."""
+        previous = self.__dict__.get("_check_warnings", [])
+        warnings = [w for w in self.__dict__.get("warnings", []) if w not in previous]
+        object.__setattr__(self, "_check_warnings", [w for w in found if w not in warnings])
+        object.__setattr__(self, "warnings", warnings + self._check_warnings)
 
     # -- derived numbers --------------------------------------------------
     @property

@@ -149,7 +149,9 @@ def test_truncated_mid_line_is_read_up_to_the_break(apps, tmp_path):
     path.write_bytes(data[:cut])
     full, run = load_eventlog(apps["local"]), load_eventlog(path)
     n_lines = data[:cut].count(b"\n") + 1
-    assert any(w.startswith(f"line {n_lines} ") and "truncated" in w for w in run.warnings), run.warnings
+    assert run.warnings[0] == (f"skipped line {n_lines} (cut off where the log ends: truncated); "
+                               "the rest of the log was read")
+    assert run.extra["skipped_lines"] == [[n_lines, "cut off where the log ends: truncated"]]
     # the cut task had started: it is kept as RUNNING, with no metrics
     assert len(run.tasks) == len(full.tasks) and (run.tasks["status"] == "RUNNING").sum() == 1
     assert any("SparkListenerApplicationEnd" in w for w in run.warnings)
@@ -163,9 +165,9 @@ def test_garbage_line_and_unknown_events(apps, tmp_path):
     path = tmp_path / "garbage"
     path.write_bytes(b"".join(lines))
     run, full = load_eventlog(path), load_eventlog(apps["local"])
-    assert run.warnings[0].startswith("line 6 is not a complete JSON event; skipped")
-    assert run.warnings[1].startswith("line 10 has an unexpected shape")
-    assert len(run.warnings) == 2                                 # the unknown event is ignored
+    assert run.warnings == ["skipped 2 lines: line 6 (not valid JSON: unexpected character, "
+                            "expected a JSON value), line 10 (TaskEnd "
+                            "'Stage ID' is str, expected a number); the rest of the log was read"]
     assert len(run.tasks) == len(full.tasks)
 
 
@@ -193,7 +195,7 @@ def test_corrupt_zstd_stream(apps, tmp_path):
     # zstd-jni writes no content checksum: a damaged block is either rejected by the decoder
     # (the stream stops there) or decodes to garbage lines (each skipped, by line number)
     assert run.warnings, "damage went unnoticed"
-    assert all("zstd stream is corrupt" in w or w.startswith("line ") or "lines could not" in w
+    assert all("zstd stream is corrupt" in w or w.startswith("skipped ")
                or "SparkListenerApplicationEnd" in w for w in run.warnings), run.warnings
     # what came before the damaged block is read as it was written (where the block falls
     # depends on how Spark laid out this log, so compare with the undamaged file)
@@ -255,3 +257,87 @@ def test_building_the_tables_leaves_the_parser_as_it_was(apps, tmp_path):
     assert parser.running == {} and len(parser.tasks()) == len(first)
     assert (parser.tasks()["status"] == "SUCCESS").all()
     assert issubclass(EventLogError, JupyterPerfError)
+
+
+# -- malformed events: each is taken whole or not at all ----------------------------------------
+def _task_end_lines(lines: list[bytes]) -> list[int]:
+    return [i for i, line in enumerate(lines) if line.startswith(b'{"Event":"SparkListenerTaskEnd"')]
+
+
+@pytest.mark.parametrize("path, value", [
+    (("Task Metrics", "Executor Run Time"), "100"),
+    (("Task Metrics", "Executor Run Time"), [100]),
+    (("Task Info", "Launch Time"), "yesterday"),
+    (("Task Metrics", "Shuffle Read Metrics"), [1, 2]),
+    (("Task Info", "Executor ID"), 7),
+    (("Task Info", "Task ID"), None),
+])
+def test_a_malformed_task_end_is_skipped_whole_and_named(apps, tmp_path, path, value):
+    import orjson
+
+    lines = plain_lines(apps["local"])
+    k = _task_end_lines(lines)[3]
+    event = orjson.loads(lines[k])
+    event[path[0]][path[1]] = value
+    lines[k] = orjson.dumps(event) + b"\n"
+    (tmp_path / "log").write_bytes(b"".join(lines))
+    run, full = load_eventlog(tmp_path / "log"), load_eventlog(apps["local"])
+    assert len(run.warnings) == 1
+    assert run.warnings[0].startswith(f"skipped line {k + 1} (TaskEnd '{'.'.join(path)}' is ")
+    assert run.extra["skipped_lines"][0][0] == k + 1
+    # the task attempt is missing whole (its TaskStart makes it RUNNING, without metrics);
+    # every other column of every other attempt is as in the intact log
+    task_id = orjson.loads(plain_lines(apps["local"])[k])["Task Info"]["Task ID"]
+    mine, theirs = run.tasks.set_index("task_id"), full.tasks.set_index("task_id")
+    assert mine.loc[task_id, "status"] == "RUNNING" and mine.loc[task_id, "run_ms"] == 0
+    pd_testing = pytest.importorskip("pandas.testing")
+    pd_testing.assert_frame_equal(mine.drop(task_id), theirs.drop(task_id))
+    assert run.jobs.drop(columns="completion_ms").equals(full.jobs.drop(columns="completion_ms"))
+
+
+def test_many_malformed_events_give_one_bounded_warning(apps, tmp_path):
+    lines = plain_lines(apps["local"])
+    ends = _task_end_lines(lines)
+    for k in ends[:7]:
+        lines[k] = lines[k].replace(b'"Executor Run Time":', b'"Executor Run Time":"x",'
+                                    b'"ignored":', 1)
+    (tmp_path / "log").write_bytes(b"".join(lines))
+    run = load_eventlog(tmp_path / "log")
+    first = ", ".join(f"line {k + 1} (TaskEnd 'Task Metrics.Executor Run Time' is str, expected "
+                      "a number)" for k in ends[:3])
+    assert run.warnings == [f"skipped 7 lines: {first} and 4 more (all listed in "
+                            "run.extra['skipped_lines']); the rest of the log was read"]
+    assert [n for n, _ in run.extra["skipped_lines"]] == [k + 1 for k in ends[:7]]
+
+
+def test_a_third_of_task_ends_without_metrics_warns(apps, tmp_path):
+    import orjson
+
+    lines = plain_lines(apps["local"])
+    ends = _task_end_lines(lines)
+    for k in ends[::3]:
+        event = orjson.loads(lines[k])
+        del event["Task Metrics"]
+        lines[k] = orjson.dumps(event) + b"\n"
+    (tmp_path / "log").write_bytes(b"".join(lines))
+    run = load_eventlog(tmp_path / "log")
+    share = len(ends[::3]) / len(ends)
+    assert run.warnings == [f"{len(ends[::3])} of {len(ends)} successful task attempts "
+                            f"({share:.0%}) carry no task metrics: their time cannot be broken "
+                            "down (it shows as scheduler delay) and the verdict may not hold"]
+    assert run.warnings[0] in jp.analyze(run).summary()["warnings"]
+
+
+def test_absurd_cpu_time_never_reaches_the_what_if(apps, tmp_path):
+    lines = plain_lines(apps["local"])
+    k = _task_end_lines(lines)[0]
+    lines[k] = lines[k].replace(b'"Executor CPU Time":', b'"Executor CPU Time":1e30,"x":', 1)
+    (tmp_path / "log").write_bytes(b"".join(lines))
+    run, full = load_eventlog(tmp_path / "log"), load_eventlog(apps["local"])
+    assert len(run.warnings) == 1 and "executorCpuTime > executorRunTime: 1" in run.warnings[0]
+    t = run.tasks
+    assert (t["cpu_ms"] <= t["run_ms"]).all()
+    a, b = jp.analyze(run), jp.analyze(full)
+    for key in ("infinite_disk_ms", "infinite_network_ms", "no_gc_ms", "slots_x2_ms"):
+        assert 0 <= a.whatif_summary()[key] <= a.wall_ms
+    assert a.breakdown["cpu"]["ms"] <= b.breakdown["cpu"]["ms"] + t["run_ms"].max()

@@ -21,7 +21,7 @@ import os
 from ...model import Run
 from .codecs import SUPPORTED_CODECS, open_lines
 from .files import EventLogError, in_progress, is_status_marker, log_files
-from .parser import MAX_LINE_WARNINGS, Parser
+from .parser import Parser
 
 
 def _cannot_read(file: str, exc: OSError, next_step: str) -> EventLogError:
@@ -64,24 +64,25 @@ def load_eventlog(path: str | os.PathLike) -> Run:
     if not parser.events:
         raise EventLogError(f"{path} holds no Spark events (not a Spark event log?); expected JSON "
                             "lines like {\"Event\":\"SparkListenerLogStart\",...}")
-    if len(parser.bad_lines) > MAX_LINE_WARNINGS:
-        parser.warnings.append(f"{len(parser.bad_lines)} lines could not be read in all "
-                               f"(first: {parser.bad_lines[:MAX_LINE_WARNINGS]})")
+    skipped = parser.skipped_warning()
+    if skipped:
+        parser.warnings.append(skipped)
     still_writing = in_progress(path, files)
     if "app_id" not in parser.app:
         parser.warnings.append("no SparkListenerApplicationStart event: app id and start time "
                                "unknown (is this the beginning of the log?)")
     if "end_ms" not in parser.app:
         running = len(parser.running)
-        what = "in progress (.inprogress)" if still_writing else \
+        what = "is in progress (.inprogress)" if still_writing else \
             "has no SparkListenerApplicationEnd (truncated, or the driver died)"
-        parser.warnings.append(f"the log is {what}: end time taken from the last event"
-                               + (f"; {running} task attempts still running are included as "
-                                  "RUNNING" if running else ""))
+        parser.warnings.append(f"the log {what}: end time taken from the last event"
+                               + (f"; {running} task attempt{'' if running == 1 else 's'} still "
+                                  "running included as RUNNING" if running else ""))
     run = parser.build(path)
     run.extra["in_progress"] = still_writing
     run.extra["log_bytes"] = total_bytes
     run.extra["files"] = [os.path.basename(f) for f in files]
+    run.extra["skipped_lines"] = [list(s) for s in parser.skipped]
     return run
 
 

@@ -23,7 +23,8 @@ import pandas as pd
 
 from ...model import EVENTLOG_TASK_FIELDS, PEAK_MEMORY_FIELDS, Run, conform
 
-MAX_LINE_WARNINGS = 5
+NAMED_SKIPS = 3            # skipped lines named in the warning (all are in run.extra)
+KEPT_SKIPS = 1_000         # skipped lines listed in run.extra["skipped_lines"]
 _PREFIX = b'{"Event":"'
 _KILLED_REASONS = ("TaskKilled", "TaskCommitDenied")
 _EMPTY: dict = {}
@@ -45,8 +46,12 @@ _FLAG_FIELDS = ("Task Info.Speculative",)
 NUMERIC_FIELDS = [f for f in EVENTLOG_TASK_FIELDS
                   if f not in _STRING_FIELDS and f not in _FLAG_FIELDS] + [
     "Task Info.Getting Result Time"]
+# A TaskStart carries the same numbers but the metrics.
+START_FIELDS = [f for f in NUMERIC_FIELDS if not f.startswith("Task Metrics.")]
 _REQUIRED = {"Stage ID", "Task Info.Task ID"}
 _COLUMN = {f: i for i, f in enumerate(NUMERIC_FIELDS)}
+_START_COLUMN = {f: i for i, f in enumerate(START_FIELDS)}
+_START_AT = np.array([_COLUMN[f] for f in START_FIELDS])
 
 
 def compile_reader(paths: list[str]) -> Callable[[dict], tuple]:
@@ -79,11 +84,46 @@ def compile_reader(paths: list[str]) -> Callable[[dict], tuple]:
     return namespace["read"]
 
 
-_read_numbers = compile_reader(NUMERIC_FIELDS)
+_READERS = {"end": (compile_reader(NUMERIC_FIELDS), NUMERIC_FIELDS),
+            "start": (compile_reader(START_FIELDS), START_FIELDS)}
 
 
-def _numbers(values: tuple) -> array:
-    """The event's numbers as a typed row; absent values are 0, required ones must be there."""
+def _read_numbers(event: dict, kind: str = "end") -> tuple:
+    """The numbers of a TaskEnd (``kind`` "end") or a TaskStart ("start"), as in the event."""
+    read, fields = _READERS[kind]
+    try:
+        return read(event)
+    except AttributeError:        # a nested object that is not one: name it
+        for path in fields:
+            node: Any = event
+            parts = path.split(".")
+            for depth, key in enumerate(parts[:-1]):
+                node = node.get(key) or _EMPTY
+                if type(node) is not dict:
+                    where = ".".join(parts[:depth + 1])
+                    raise BadEvent(f"{where!r} is {type(node).__name__}, expected an object") \
+                        from None
+        raise
+
+
+_ID_FIELDS = ("Stage ID", "Stage Attempt ID", "Task Info.Task ID", "Task Info.Index",
+              "Task Info.Attempt")
+_MAX_ID = 2 ** 53          # ids are whole numbers a double holds exactly
+
+
+def _numbers(values: tuple, fields: list[str] = NUMERIC_FIELDS) -> array:
+    """The event's numbers as a typed row; absent values are 0, required ones must be there,
+    ids are whole and not negative."""
+    row = _row(values, fields)
+    at = _COLUMN if fields is NUMERIC_FIELDS else _START_COLUMN
+    for field in _ID_FIELDS:
+        v = row[at[field]]
+        if not (0 <= v <= _MAX_ID and v == int(v)):
+            raise BadEvent(f"{field!r} is {v:g}, expected a whole number >= 0")
+    return row
+
+
+def _row(values: tuple, fields: list[str]) -> array:
     if bool not in set(map(type, values)):
         try:
             return array("d", values)
@@ -92,10 +132,10 @@ def _numbers(values: tuple) -> array:
         except OverflowError as exc:
             raise BadEvent(f"a number out of range ({exc})") from None
     row = array("d")
-    for field, value in zip(NUMERIC_FIELDS, values):
+    for field, value in zip(fields, values):
         if value is None:
             if field in _REQUIRED:
-                raise BadEvent(f"no {field!r}")
+                raise BadEvent(f"{field!r} is missing")
             value = 0
         elif type(value) not in _NUMBER:
             raise BadEvent(f"{field!r} is {type(value).__name__}, expected a number")
@@ -194,8 +234,9 @@ class Parser:
         self.stages: dict[tuple[int, int], dict[str, Any]] = {}
         self.stage_jobs: dict[int, list[int]] = {}
         self.executors: dict[str, dict[str, Any]] = {}
-        self.running: dict[int, tuple[int, int, dict]] = {}   # task id -> TaskStart info
-        self.bad_lines: list[int] = []
+        self.running: dict[int, tuple[array, tuple]] = {}   # task id -> its TaskStart, read
+        self.skipped: list[tuple[int, str]] = []    # (line, why), the first KEPT_SKIPS
+        self.skipped_count = 0
         self.events = 0
         self.last_time = 0.0
         # task attempts: rows of len(NUMERIC_FIELDS) numbers, strings in interned lists
@@ -251,11 +292,12 @@ class Parser:
                         event = loads(line)
                 else:
                     event = loads(line)
-            except orjson.JSONDecodeError:
-                self.bad_line(lineno, line)
+            except orjson.JSONDecodeError as exc:
+                self.skip(lineno, f"not valid JSON: {exc.msg}" if line.endswith(b"\n") else
+                          "cut off where the log ends: truncated")
                 continue
             if type(event) is not dict or type(event.get("Event")) is not str:
-                self.bad_line(lineno, line)
+                self.skip(lineno, "JSON but not a Spark event (no \"Event\" name)")
                 continue
             self.events += 1
             if handler is None:
@@ -264,16 +306,29 @@ class Parser:
                     continue
             try:
                 handler(event)
-            except (BadEvent, KeyError, TypeError, ValueError, AttributeError) as exc:
-                self.bad_line(lineno, line, f"{type(exc).__name__}: {exc}")
+            except (BadEvent, KeyError, TypeError, ValueError, AttributeError,
+                    OverflowError) as exc:
+                why = str(exc) if isinstance(exc, BadEvent) else f"{type(exc).__name__}: {exc}"
+                self.skip(lineno, f"{event['Event'].removeprefix('SparkListener')} {why}")
         return lineno
 
-    def bad_line(self, lineno: int, line: bytes, why: str = "") -> None:
-        self.bad_lines.append(lineno)
-        if len(self.bad_lines) <= MAX_LINE_WARNINGS:
-            what = "is not a complete JSON event" if not why else f"has an unexpected shape ({why})"
-            tail = "" if line.endswith(b"\n") else " (the log ends there: truncated)"
-            self.warnings.append(f"line {lineno} {what}; skipped{tail}")
+    def skip(self, lineno: int, why: str) -> None:
+        """A line not taken: named in :meth:`skipped_warning` and ``run.extra``."""
+        self.skipped_count += 1
+        if len(self.skipped) < KEPT_SKIPS:
+            self.skipped.append((lineno, why if len(why) <= 120 else why[:119] + "…"))
+
+    def skipped_warning(self) -> str | None:
+        """One line: how many lines were skipped, the first few named with the reason."""
+        if not self.skipped_count:
+            return None
+        named = ", ".join(f"line {n} ({why})" for n, why in self.skipped[:NAMED_SKIPS])
+        if self.skipped_count == 1:
+            return f"skipped {named}; the rest of the log was read"
+        more = self.skipped_count - min(NAMED_SKIPS, len(self.skipped))
+        return (f"skipped {self.skipped_count} lines: {named}"
+                + (f" and {more} more (all listed in run.extra['skipped_lines'])" if more else "")
+                + "; the rest of the log was read")
 
     def _seen(self, time_ms: float) -> None:
         if time_ms > self.last_time:
@@ -399,19 +454,15 @@ class Parser:
 
     # -- tasks -----------------------------------------------------------------
     def on_task_start(self, e: dict) -> None:
-        info = _obj(e.get("Task Info"), "Task Info")
-        key = (_int(e.get("Stage ID"), "Stage ID"),
-               _int(e.get("Stage Attempt ID"), "Stage Attempt ID", 0))
-        task_id = _int(info.get("Task ID"), "Task ID")
-        launch = info.get("Launch Time")
-        if type(launch) not in _NUMBER:
-            raise BadEvent(f"'Launch Time' is {type(launch).__name__}, expected a number")
-        self._strings(info)
-        self.running[task_id] = (key[0], key[1], info)
+        row = _numbers(_read_numbers(e, "start"), START_FIELDS)
+        strings = self._strings(_obj(e.get("Task Info"), "Task Info"))
+        launch = row[_START_COLUMN["Task Info.Launch Time"]]
+        self.running[int(row[_START_COLUMN["Task Info.Task ID"]])] = (row, strings)
         self._seen(launch)
+        key = (int(row[_START_COLUMN["Stage ID"]]), int(row[_START_COLUMN["Stage Attempt ID"]]))
         st = self.stages.get(key)
         if st is not None and not st["first_task_launched_ms"] <= launch:   # NaN or later
-            st["first_task_launched_ms"] = float(launch)
+            st["first_task_launched_ms"] = launch
 
     def on_task_end(self, e: dict) -> None:
         info = _obj(e.get("Task Info"), "Task Info")
@@ -438,9 +489,11 @@ class Parser:
     def _strings(self, info: dict) -> tuple[str, str, str, bool]:
         spec = info.get("Speculative")
         if spec is not None and type(spec) is not bool:
-            raise BadEvent(f"'Speculative' is {type(spec).__name__}, expected true or false")
-        return (_text(info.get("Executor ID"), "Executor ID"), _text(info.get("Host"), "Host"),
-                _text(info.get("Locality"), "Locality"), bool(spec))
+            raise BadEvent(f"'Task Info.Speculative' is {type(spec).__name__}, expected true or "
+                           "false")
+        return (_text(info.get("Executor ID"), "Task Info.Executor ID"),
+                _text(info.get("Host"), "Task Info.Host"),
+                _text(info.get("Locality"), "Task Info.Locality"), bool(spec))
 
     @staticmethod
     def _status(info: dict, reason: dict | None) -> tuple[str, str]:
@@ -527,24 +580,26 @@ class Parser:
                 ex[column] = v
 
     # -- the Run -----------------------------------------------------------------
-    def _running_rows(self) -> list[tuple[array, tuple[str, str, str, bool]]]:
-        """Task attempts started and not ended, as rows (RUNNING, no metrics)."""
-        out = []
-        for _task_id, (stage_id, attempt, info) in sorted(self.running.items()):
-            row = _numbers(_read_numbers({"Stage ID": stage_id, "Stage Attempt ID": attempt,
-                                          "Task Info": info}))
-            out.append((row, self._strings(info)))
-        return out
+    def _running_rows(self) -> tuple[np.ndarray, list[tuple[str, str, str, bool]]]:
+        """Task attempts started and not ended: their rows (no metrics) and strings."""
+        k, column = len(NUMERIC_FIELDS), _COLUMN["Task Info.Task ID"]
+        ended = set(np.frombuffer(self.numbers, dtype="float64")[column::k].astype("int64").tolist()) \
+            if self.running else set()
+        # a TaskStart logged after its TaskEnd (a reordered log) does not make a second attempt
+        running = [v for task_id, v in sorted(self.running.items()) if task_id not in ended]
+        rows = np.zeros((len(running), k))
+        for i, (start, _) in enumerate(running):
+            rows[i, _START_AT] = np.frombuffer(start, dtype="float64")
+        return rows, [strings for _, strings in running]
 
     def tasks(self) -> pd.DataFrame:
         """Every task attempt, ended or still running; the parser's state is not changed."""
         k = len(NUMERIC_FIELDS)
-        running = self._running_rows()
+        extra, running = self._running_rows()
         numbers = np.frombuffer(self.numbers, dtype="float64").reshape(-1, k)
-        extra = [np.frombuffer(row, dtype="float64") for row, _ in running]
-        numbers = np.vstack([numbers] + extra) if extra else numbers.copy()
+        numbers = np.vstack([numbers, extra]) if len(extra) else numbers.copy()
         n = len(numbers)
-        strings = list(zip(*[s for _, s in running])) or [(), (), (), ()]
+        strings = list(zip(*running)) or [(), (), (), ()]
         frame = pd.DataFrame(numbers, columns=NUMERIC_FIELDS)
         del numbers
         frame["Task Info.Executor ID"] = self.executor_col + list(strings[0])

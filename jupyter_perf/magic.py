@@ -15,6 +15,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
+from .atomic import utf8_safe
 from .errors import JupyterPerfError, one_line
 from .live import LiveDisplay, mode_for
 from .measuring import analysis_or_none, remember, save
@@ -188,7 +189,7 @@ class PerfMagics(Magics):
         shell = self.shell
         source = shell.transform_cell(cell)
         # the cell as the user sees it, for the traceback's context lines
-        filename = shell.compile.cache(f"{header}\n{source}", cell_number(shell))
+        filename = shell.compile.cache(f"{utf8_safe(header)}\n{source}", cell_number(shell))
         tree = shell.compile.ast_parse("\n" + source, filename=filename)   # body from line 2
         tree = shell.transform_ast(tree)
         last = None

@@ -11,6 +11,7 @@ import textwrap
 import pandas as pd
 import pytest
 
+from jupyter_perf.atomic import utf8_safe
 from jupyter_perf.model import Run, conform
 from jupyter_perf.store import RunStore, StoreError, valid_run_id
 from test_model import REST_TASK
@@ -248,3 +249,49 @@ def test_sql_tables_round_trip_with_their_list_columns(tmp_path):
     assert store.load(plain.run_id).operators.empty
     assert list(store.load(plain.run_id).sql_metrics.columns)[:3] == \
         ["execution_id", "node_id", "accumulator_id"]
+
+
+# -- N5: run.json from a newer version; any Unicode -------------------------------------------
+def test_run_json_of_a_newer_version_loads_with_unknown_keys_kept_aside(tmp_path):
+    store = RunStore(str(tmp_path))
+    run = sample_run(label="from the future")
+    store.save(run, summary={"verdict": "v"})
+    folder = store.run_dir(run.run_id)
+    with open(os.path.join(folder, "run.json")) as fh:
+        meta = json.load(fh)
+    newer = {"format": 7, "gpu_metrics": [{"device": 0, "util": 0.9}],
+             "kernel_version": {"major": 9}, "stage_notes": "x"}
+    meta.update(newer)
+    meta["jobs"] = [{"job_id": 1, "name": "j", "a_new_job_column": "y"}]
+    with open(os.path.join(folder, "run.json"), "w") as fh:
+        json.dump(meta, fh)
+    with open(os.path.join(folder, "sql.json"), "w") as fh:
+        json.dump({"sql": [{"execution_id": 1, "job_ids": [1]}], "plan_graphs": [{"x": 1}]}, fh)
+
+    back = store.load(run.run_id)
+    assert back.label == "from the future" and len(back.tasks) == 1
+    assert back.extra["unknown_fields"] == {k: v for k, v in newer.items() if k != "format"}
+    assert back.jobs["a_new_job_column"].tolist() == ["y"] and back.sql["job_ids"][0] == [1]
+    assert store.meta(run.run_id)["label"] == "from the future"
+    back.run_id = back.run_id[:-1] + ("0" if back.run_id[-1] != "0" else "1")
+    store.save(back)                                # saved again by this version: nothing lost
+    again = store.load(back.run_id)
+    assert again.extra["unknown_fields"]["gpu_metrics"] == [{"device": 0, "util": 0.9}]
+
+
+@pytest.mark.parametrize("text", ["lone \ud800 surrogate", "trail \udcff", "\U0001F600 emoji",
+                                  "nul \x00 and bidi \u202e", "é" * 300])
+def test_any_unicode_in_labels_and_sources_is_stored(tmp_path, text):
+    store = RunStore(str(tmp_path))
+    run = sample_run(label=text, source=f"%%perfmeasure --label x\nprint({text!r})  # {text}\n")
+    run.error = text
+    run.tasks = run.tasks.assign(error=[text])
+    store.save(run, summary={"verdict": text, "verdict_headline": text})
+    back = store.load(run.run_id)
+    assert back.label == text and back.source == run.source and back.error == text
+    assert store.meta(run.run_id)["label"] == text
+    [row] = store.list()
+    assert row["label"] == utf8_safe(text)               # the index holds UTF-8 text
+    assert row["source_hash"] and store.count(text=row["label"][:5]) == 1
+    # parquet holds UTF-8 only: a lone surrogate in a task's error becomes U+FFFD there
+    assert back.tasks["error"].iloc[0] == utf8_safe(text)

@@ -214,7 +214,7 @@ def report_html(root: str | None, run_id: str, refresh: bool = False) -> tuple[s
         except StoreError as exc:
             raise _store_error(exc) from exc
         try:
-            html = render_report(run)
+            html = utf8_safe(render_report(run))     # lone surrogates in a label: U+FFFD
         except Exception as exc:  # a bug in render must not look like a missing run
             raise ApiError(500, f"could not render the report of run {run_id}: "
                                 f"{type(exc).__name__}: {str(exc)[:200]}; see the server log"

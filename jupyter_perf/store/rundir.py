@@ -97,14 +97,14 @@ def source_hash(source: str) -> str | None:
 def cell_id(extra: Any) -> str | None:
     """JupyterLab's id of the cell that ran (kept by the magic in ``run.extra``), or None."""
     value = extra.get("cell_id") if isinstance(extra, dict) else None
-    return value if isinstance(value, str) and value else None
+    return utf8_safe(value) if isinstance(value, str) and value else None
 
 
 def summary_text(summary: Any, key: str) -> str | None:
     value = summary.get(key) if isinstance(summary, dict) else None
     if isinstance(value, dict):                # e.g. a top operator given as a row
         value = value.get("name")
-    return value if isinstance(value, str) and value else None
+    return utf8_safe(value) if isinstance(value, str) and value else None
 
 
 def index_facts(meta: dict[str, Any], num_tasks: int, stored_ms: float) -> dict[str, Any]:
@@ -129,7 +129,7 @@ def index_facts(meta: dict[str, Any], num_tasks: int, stored_ms: float) -> dict[
         "status": text("status"), "wall_ms": max(0.0, number("end_ms") - number("start_ms")),
         "app_id": text("app_id"), "num_jobs": len(meta.get("jobs") or []),
         "num_stages": len(meta.get("stages") or []), "num_tasks": int(num_tasks),
-        "verdict": utf8_safe(summary_text(summary, "verdict") or ""),
+        "verdict": summary_text(summary, "verdict") or "",
         "cell_id": cell_id(meta.get("extra")),
         "source_hash": source_hash(text("source")),
         "verdict_category": summary_text(summary, "verdict_category"),

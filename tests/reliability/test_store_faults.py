@@ -328,3 +328,24 @@ def test_nothing_but_store_error_escapes_save(tmp_path):
         store.save(run)
     assert "could not save run" in str(err.value) and "\n" not in str(err.value)
     assert os.listdir(store.runs_dir) == [] and store.count() == 0
+
+
+# -- N5: any Unicode in a label or a cell ------------------------------------------------------
+def test_a_lone_surrogate_in_the_label_and_the_cell_keeps_the_result_and_the_run(
+        ipshell, spark_local, jp_home):
+    """Real Spark, a real IPython shell, a ``--label`` with a lone surrogate (a lone surrogate
+    in the cell's *code* fails plain IPython too, before any magic: not tested here)."""
+    from sparkhelpers import run_cell
+    import jupyter_perf as jp
+
+    ipshell.user_ns["spark"] = spark_local
+    result, cap = run_cell(ipshell, "%%perfmeasure --no-report --label 'odd \ud800 label'\n"
+                                    "spark.range(0, 1000, 1, 2).count()\n")
+    assert result.error_in_exec is None and result.result == 1000, cap.stderr
+    run = jp.last_run()
+    assert run.label == "odd \ud800 label" and "not stored" not in cap.stderr
+    store = RunStore(str(jp_home))
+    assert store.load(run.run_id).label == "odd \ud800 label"
+    assert store.list(limit=1)[0]["label"] == "odd \ufffd label"
+    proc = cli_runs(jp_home)
+    assert proc.returncode == 0 and "odd \ufffd label" in proc.stdout, proc.stderr

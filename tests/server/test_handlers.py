@@ -347,6 +347,16 @@ async def test_get_racing_delete_is_found_or_not_found_never_damaged(jp_fetch, s
     assert [n for n in os.listdir(store.runs_dir) if n.startswith(".")] == []
 
 
+async def test_lone_surrogates_in_a_label_are_served(jp_fetch, store):
+    run = save_run(store, make_run(label="odd \ud800 label", source="x = '\udcff'\n"))
+    row = json.loads((await jp_fetch(*API, "runs")).body)["runs"][0]
+    assert row["label"] == "odd \ufffd label"
+    one = json.loads((await jp_fetch(*API, "runs", run.run_id)).body)
+    assert one["label"] == "odd \ud800 label" and one["source"] == "x = '\udcff'\n"
+    report = await jp_fetch(*API, "runs", run.run_id, "report")
+    assert report.code == 200 and "<html" in report.body.decode("utf-8")    # valid UTF-8
+
+
 async def test_unwritable_store_is_500_json(jp_fetch, tmp_path, monkeypatch):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the store should be")

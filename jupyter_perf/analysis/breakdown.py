@@ -11,7 +11,9 @@ which stock Spark's task metrics do not explain. Out of the rest, in this order:
 * *waiting for a core (estimated)*: the share ``core_wait_share`` (per task, from the host's
   measured CPU saturation while it ran: ``analysis/hostcpu.py``) of what is left;
 * what is left after that is *input/output wait (estimated)* for attempts that read input or
-  wrote output, else *other wait (estimated)* (locks, Python workers Spark did not time).
+  wrote output, up to ``io_bound_ms`` (the time their bytes would take at the disk's
+  throughput: ``analysis/resources.io_time_bound``), and *other wait (estimated)* for the
+  rest (locks, external calls, Python workers Spark did not time).
 
 Failed and killed attempts are included: they used their slot.
 """
@@ -40,11 +42,14 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
 
 def task_breakdown(run: Run, durations: np.ndarray | None = None,
                    python_ms: np.ndarray | None = None,
-                   core_wait_share: np.ndarray | None = None) -> pd.DataFrame:
+                   core_wait_share: np.ndarray | None = None,
+                   io_bound_ms: np.ndarray | None = None) -> pd.DataFrame:
     """One row per task attempt (row order of ``run.tasks``), one ms column per component.
 
     ``python_ms``: Python time Spark measured, per task (0 where none); ``core_wait_share``:
-    per task, the part in [0, 1] of its remaining unexplained time spent waiting for a core.
+    per task, the part in [0, 1] of its remaining unexplained time spent waiting for a core;
+    ``io_bound_ms``: per task, the most input/output wait its bytes can explain (no bound
+    when not given).
     """
     t = run.tasks
     run_ms = t["run_ms"].to_numpy(dtype="float64")
@@ -60,6 +65,9 @@ def task_breakdown(run: Run, durations: np.ndarray | None = None,
         rest * np.clip(np.asarray(core_wait_share, dtype="float64"), 0.0, 1.0))
     rest = rest - core
     does_io = ((t["input_bytes"].to_numpy() > 0) | (t["output_bytes"].to_numpy() > 0))
+    io = np.where(does_io, rest, 0.0)
+    if io_bound_ms is not None:
+        io = np.minimum(io, np.maximum(np.asarray(io_bound_ms, dtype="float64"), 0.0))
     if durations is None:
         durations = t["duration_ms"].to_numpy(dtype="float64")
     outside = {
@@ -73,8 +81,8 @@ def task_breakdown(run: Run, durations: np.ndarray | None = None,
         **outside,
         "cpu": cpu, "gc": gc, "shuffle_fetch_wait": fw, "shuffle_write": sw,
         "python_udf": python, "core_wait_est": core,
-        "io_wait_est": np.where(does_io, rest, 0.0),
-        "other_wait_est": np.where(does_io, 0.0, rest),
+        "io_wait_est": io,
+        "other_wait_est": rest - io,
         "unaccounted": unaccounted,
     }
     return pd.DataFrame({k: columns[k] for k in KEYS}, index=t.index)

@@ -31,28 +31,56 @@ from ..model import Run
 from .timeline import Timeline
 
 
-def busy_share(run: Run, tl: Timeline) -> np.ndarray:
-    """Per group: the measured share of the host's cores that were busy while it ran."""
-    G = tl.n_groups
+def _samples(run: Run) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """(times, cumulative busy core-ms, cores), sorted; None without two usable samples."""
     h = run.host_cpu
-    if G == 0 or len(h) < 2 or not tl.has_times:
-        return np.zeros(G)
+    if len(h) < 2:
+        return None
     frame = pd.DataFrame({
         "t": pd.to_numeric(h["time_ms"], errors="coerce"),
         "b": pd.to_numeric(h["busy_core_ms"], errors="coerce"),
         "c": pd.to_numeric(h["cores"], errors="coerce"),
     }).dropna().sort_values("t")
     if len(frame) < 2 or frame["c"].max() <= 0:
-        return np.zeros(G)
-    t, b = frame["t"].to_numpy(), frame["b"].to_numpy()
-    cores = float(frame["c"].max())
-    lo = np.maximum(tl.group_start, t[0])     # only the part of a group the samples cover
-    hi = np.minimum(tl.group_end, t[-1])
-    span = tl.group_end - tl.group_start
-    busy = np.interp(hi, t, b) - np.interp(lo, t, b)
+        return None
+    return frame["t"].to_numpy(), frame["b"].to_numpy(), float(frame["c"].max())
+
+
+def _share(lo: np.ndarray, hi: np.ndarray, samples) -> np.ndarray:
+    """Busy share of the cores over each ``[lo, hi]``, counting only the sampled part."""
+    t, b, cores = samples
+    a, z = np.maximum(lo, t[0]), np.minimum(hi, t[-1])
+    span = hi - lo
+    busy = np.interp(z, t, b) - np.interp(a, t, b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where((span > 0) & (hi > lo), busy / (cores * span), 0.0)
+        share = np.where((span > 0) & (z > a), busy / (cores * span), 0.0)
     return np.clip(np.nan_to_num(share), 0.0, 1.0)
+
+
+def core_wait_share(run: Run, tl: Timeline) -> np.ndarray:
+    """Per task row: the share of its time during which every core of the host was busy.
+
+    With ``C`` cores busy ``s`` of the time on average over the task's interval, every core
+    was busy at least ``C·s − (C − 1)`` of that interval (in the rest at most ``C − 1`` were),
+    so this lower bound, in [0, 1], is the share of the task's unexplained time (neither CPU,
+    GC, shuffle nor Python that Spark measured) taken as waiting for a core: a thread that
+    could run found no free core. 0 without host samples (clusters, event logs).
+    """
+    n = len(tl.duration)
+    samples = _samples(run)
+    if samples is None or n == 0 or not tl.has_times:
+        return np.zeros(n)
+    cores = samples[2]
+    share = _share(tl.launch, tl.launch + tl.duration, samples)
+    return np.clip(cores * share - (cores - 1.0), 0.0, 1.0)
+
+
+def busy_share(run: Run, tl: Timeline) -> np.ndarray:
+    """Per group: the measured share of the host's cores that were busy while it ran."""
+    samples = _samples(run)
+    if tl.n_groups == 0 or samples is None or not tl.has_times:
+        return np.zeros(tl.n_groups)
+    return _share(tl.group_start, tl.group_end, samples)
 
 
 def host_cores(run: Run) -> int:

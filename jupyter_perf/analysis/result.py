@@ -11,12 +11,13 @@ import pandas as pd
 from ..model import Run
 from . import breakdown as _bd
 from . import components
-from .hostcpu import busy_share, host_cores, with_floor
+from .hostcpu import busy_share, core_wait_share, host_cores, with_floor
 from .replay import ReplayResult, replay
-from .resources import ResourceParams, resource_model
+from .resources import ResourceParams, io_time_bound, resource_model
 from .stragglers import MIN_EXCESS_MS, THRESHOLD, analyze_stragglers, straggler_summary
 from .timeline import Timeline, build_timeline, parse_parent_ids
-from .verdict import verdict
+from .operators import has_python
+from .verdict import Evidence, verdict
 from .whatif import ScenarioInputs, predict, scenario_durations
 
 STAGE_KEYS = ["stage_id", "attempt", "status", "num_tasks", "executor_run_time_ms",
@@ -71,7 +72,16 @@ class Analysis:
     # -- pieces -----------------------------------------------------------
     @functools.cached_property
     def task_breakdown(self) -> pd.DataFrame:
-        return _bd.task_breakdown(self.run, self.timeline.duration)
+        return _bd.task_breakdown(self.run, self.timeline.duration,
+                                  core_wait_share=self.core_wait_share,
+                                  io_bound_ms=io_time_bound(self.run, self.timeline,
+                                                            self.resource_params))
+
+    @functools.cached_property
+    def core_wait_share(self) -> np.ndarray:
+        """Per task row: the share of its unexplained time spent waiting for a core, from the
+        host's measured CPU saturation while it ran (0 without host samples)."""
+        return core_wait_share(self.run, self.timeline)
 
     @functools.cached_property
     def breakdown(self) -> dict[str, dict]:
@@ -87,6 +97,17 @@ class Analysis:
         """One row per straggler (``kind == 'straggler'``, with ``causes``) or data-skewed
         task (``kind == 'data_skew'``, ``data_skew`` True)."""
         return self._stragglers[0]
+
+    @functools.cached_property
+    def flagged_stragglers_ms(self) -> float:
+        """Predicted wall time (ms) with only the stragglers flagged in ``stragglers`` brought
+        to their stage's median rate: the saving a verdict may attribute to them (the
+        ``stragglers=False`` what-if evens out every task slower than the median)."""
+        flagged = self._stragglers[2]
+        if np.array_equal(flagged, self.timeline.duration):
+            return self.wall_ms
+        sim = self._replay_total(flagged, 1.0, flagged, False)
+        return predict(self.actual_ms, self.driver_gap_ms, self.simulated_baseline_ms, sim)
 
     @functools.cached_property
     def _inputs(self) -> ScenarioInputs:
@@ -141,16 +162,22 @@ class Analysis:
                 if d is self.timeline.duration and slots_factor == 1.0:
                     self._cache[key] = self.simulated_baseline_ms    # nothing changed
                 else:
-                    self._cache[key] = self._replay_total(d, float(slots_factor))
+                    io = float(disk) != 1.0 or float(network) != 1.0
+                    cpu_d = scenario_durations(self._inputs, 1.0, 1.0, gc, stragglers) if io else d
+                    self._cache[key] = self._replay_total(d, float(slots_factor), cpu_d, io)
         return self._cache[key]
 
-    def _replay_total(self, d: np.ndarray, slots_factor: float) -> float:
+    def _replay_total(self, d: np.ndarray, slots_factor: float, cpu_d: np.ndarray,
+                      io: bool) -> float:
+        """The replay of ``d``, floored by the host's measured CPU work where more slots or a
+        faster disk/network cannot beat it (``cpu_d``: the durations without the disk/network
+        savings; see ``analysis/hostcpu.py``)."""
         r = replay(self.timeline, d, slots_factor)
         share = self.cpu_share
-        if slots_factor <= 1.0 or not share.any():
+        if not (slots_factor > 1.0 or io) or not share.any():
             return r.total_ms       # the host floor cannot bind (see analysis/hostcpu.py)
-        at_measured = (self.baseline.makespan if d is self.timeline.duration
-                       else replay(self.timeline, d, 1.0).makespan)
+        at_measured = (self.baseline.makespan if cpu_d is self.timeline.duration
+                       else replay(self.timeline, cpu_d, 1.0).makespan)
         return float(with_floor(r.makespan, at_measured, share).sum())
 
     def whatif(self, disk: float = 1.0, network: float = 1.0, slots_factor: float = 1.0,
@@ -204,6 +231,7 @@ class Analysis:
             "infinite_network_ms": self.whatif(network=inf),
             "no_gc_ms": self.whatif(gc=False),
             "no_stragglers_ms": self.whatif(stragglers=False),
+            "flagged_stragglers_ms": self.flagged_stragglers_ms,
             "slots_x2_ms": self.whatif(slots_factor=2.0),
             "disk_is_upper_bound": True,
             # measured: how busy the host's cores were while tasks ran (local masters only)
@@ -237,9 +265,12 @@ class Analysis:
             stage_rows.append(row)
         whatif = self.whatif_summary()
         strag = straggler_summary(self.stragglers, threshold=self.straggler_threshold)
-        strag["potential_saving_ms"] = max(0.0, self.wall_ms - whatif["no_stragglers_ms"])
+        strag["potential_saving_ms"] = max(0.0, self.wall_ms - whatif["flagged_stragglers_ms"])
         shares = _bd.category_shares(self.breakdown)
-        v = verdict(self.wall_ms, len(run.tasks), self.driver_gap_ms, shares, whatif, strag)
+        evidence = Evidence(host_busy_share=self.host_cpu_busy_share,
+                            python=has_python(run, self.breakdown))
+        v = verdict(self.wall_ms, len(run.tasks), self.driver_gap_ms, shares, whatif, strag,
+                    evidence)
         out = {
             "run_id": run.run_id, "kind": run.kind, "label": run.label,
             "app_id": run.app_id, "app_name": run.app_name,

@@ -5,22 +5,29 @@ Definitions (per stage attempt, over its successful task attempts):
 * **inverse progress rate** = duration / bytes read (input + shuffle read). In a stage that
   reads nothing — and for a task that read nothing in a stage that does — duration alone,
   compared with the stage's median duration.
-* **straggler**: rate ratio (inverse rate / stage median) > ``threshold`` (1.5), *and* longer
-  than the stage's median duration by at least ``min_excess_ms``. The second condition is ours:
+* **slow task**: longer than the stage's median duration by at least ``min_excess_ms`` (ours:
   a task faster than a typical task of its stage cannot delay it, and millisecond jitter on
-  tiny tasks is not worth a row.
+  tiny tasks is not worth a row), and either its rate ratio (inverse rate / stage median)
+  > ``threshold`` (1.5: NSDI'15's straggler) or its duration ratio ≥ ``threshold``.
+* a slow task is **data skew** when it is ≥ ``threshold`` × the median duration and its
+  *bytes* ratio (bytes / stage median) is at least its rate ratio: it was slow more because it
+  had more data than because it processed it slowly. Every other slow task is a
+  **straggler**. Both labels depend only on the task's duration and bytes against its stage's
+  medians, so tasks of equal size and rate always get the same label, and the label changes
+  only where the two explanations weigh the same (bytes ratio = rate ratio).
 * **cause X** explains a straggler if it would not be one had X taken zero time for every task
   of the stage. Causes (non-exclusive): scheduler delay, deserialization, input read (est.),
   shuffle read, shuffle write, GC; **output skew** (a straggler by input rate but not by output
-  rate, output = output + shuffle write bytes); **first task on its executor** (launched before
-  any other task of the stage finished on that executor, and not a straggler among such first
-  tasks — JIT warm-up).
-* **data skew**: a task at least ``threshold`` × the stage's median *duration* (and
-  ``min_excess_ms`` longer) that is *not* a progress-rate straggler: slow because it had more
-  data.
-* **no-stragglers what-if**: every successful task slower than its stage's median progress
-  rate gets the median rate (duration = median inverse rate × its bytes, or the median
-  duration where rate is by duration).
+  rate, output = output + shuffle write bytes); **first task on its executor** (JIT warm-up):
+  one of the executor's first tasks after it was added — launched before any other task on that
+  executor finished, on an executor added inside the run's window (or in a whole application,
+  whose every task is in the run) — and not a straggler among its stage's such first tasks.
+  An executor that was there before the measured cell is taken as warm: a session minutes
+  old has long compiled its hot code.
+* **no-stragglers what-if** (NSDI'15 §5): every successful task slower than its stage's median
+  progress rate gets the median rate (duration = median inverse rate × its bytes, or the
+  median duration where rate is by duration). The *flagged* variant does this only for the
+  stragglers flagged here: the saving a verdict may attribute to them.
 """
 from __future__ import annotations
 
@@ -28,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..model import Run
-from .timeline import Timeline, is_success
+from .timeline import WHOLE_APP_KINDS, Timeline, is_success
 
 THRESHOLD = 1.5
 MIN_EXCESS_MS = 20.0
@@ -99,12 +106,41 @@ def progress(d: np.ndarray, nbytes: np.ndarray, groups: _Groups,
     return {"ratio": ratio, "med_d": med_d, "med_rho": med_rho, "by_rate": by_rate}
 
 
-def is_straggler(d, p, ok, threshold=THRESHOLD, min_excess_ms=MIN_EXCESS_MS) -> np.ndarray:
-    return ok & (p["ratio"] > threshold) & (d > p["med_d"]) & (d - p["med_d"] >= min_excess_ms)
+def classify(d, nbytes, p, ok, threshold=THRESHOLD, min_excess_ms=MIN_EXCESS_MS,
+             groups: "_Groups | None" = None) -> tuple[np.ndarray, np.ndarray]:
+    """(straggler, data skew) masks, from durations, bytes and the stage medians ``p``."""
+    excess = ok & (d > p["med_d"]) & (d - p["med_d"] >= min_excess_ms)
+    dur_ratio = _div(d, p["med_d"])
+    slow = excess & ((p["ratio"] > threshold) | (dur_ratio >= threshold))
+    by_rate = p["by_rate"]
+    if groups is not None and by_rate.any():
+        med_b = np.nan_to_num(groups.median(nbytes, ok & by_rate)[groups.codes], nan=0.0)
+        bytes_ratio = np.where(by_rate, _div(nbytes, med_b), 0.0)
+    else:
+        bytes_ratio = np.zeros(len(d))
+    skew = slow & by_rate & (dur_ratio >= threshold) & (bytes_ratio >= p["ratio"])
+    return slow & ~skew, skew
+
+
+def is_straggler(d, nbytes, groups, ok, threshold=THRESHOLD,
+                 min_excess_ms=MIN_EXCESS_MS) -> np.ndarray:
+    p = progress(d, nbytes, groups, ok)
+    return classify(d, nbytes, p, ok, threshold, min_excess_ms, groups)[0]
+
+
+def fresh_executors(run: Run, lo: float) -> set[str]:
+    """Executors whose first tasks are in the run: added at or after ``lo`` (the window's
+    start), or every executor of a whole application."""
+    ex = run.executors
+    ids = ex["executor_id"].astype(str)
+    if run.kind in WHOLE_APP_KINDS:
+        return set(ids) | set(run.tasks["executor_id"].astype(str))
+    added = pd.to_numeric(ex["add_ms"], errors="coerce")
+    return set(ids[added >= lo])
 
 
 def _first_on_executor(codes, executor, launch, finish, ok) -> np.ndarray:
-    """Launched before any *other* successful task of its stage finished on its executor."""
+    """Launched before any *other* successful task with its code finished on its executor."""
     ex_code = pd.factorize(executor)[0].astype("int64")
     key = codes.astype("int64") * (int(ex_code.max(initial=0)) + 1) + ex_code
     fin = np.where(ok, finish, np.inf)
@@ -126,29 +162,32 @@ def _first_on_executor(codes, executor, launch, finish, ok) -> np.ndarray:
 
 def analyze_stragglers(run: Run, tl: Timeline, per_task: pd.DataFrame,
                        threshold: float = THRESHOLD,
-                       min_excess_ms: float = MIN_EXCESS_MS) -> tuple[pd.DataFrame, np.ndarray]:
-    """(stragglers DataFrame, no-straggler durations per task row)."""
+                       min_excess_ms: float = MIN_EXCESS_MS
+                       ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """(stragglers DataFrame, no-straggler durations per task row, the same for the flagged
+    stragglers only)."""
     t = run.tasks
     n = len(t)
     d = tl.duration
     if n == 0:
-        return pd.DataFrame(columns=COLUMNS), d.copy()
+        return pd.DataFrame(columns=COLUMNS), d.copy(), d.copy()
     ok = is_success(t["status"])
     codes = tl.stage_code
     S = len(tl.stage_keys)
     nbytes = (t["input_bytes"].to_numpy() + t["shuffle_read_bytes"].to_numpy()).astype("float64")
-    p = progress(d, nbytes, _Groups(codes, S), ok)
-    strag = is_straggler(d, p, ok, threshold, min_excess_ms)
+    groups = _Groups(codes, S)
+    p = progress(d, nbytes, groups, ok)
+    strag, skew = classify(d, nbytes, p, ok, threshold, min_excess_ms, groups)
     dur_ratio = _div(d, p["med_d"])
-    skew = (ok & ~strag & (dur_ratio >= threshold) & (d - p["med_d"] >= min_excess_ms))
 
     # No-stragglers durations: slower than the median rate -> the median rate.
     target = np.where(p["by_rate"], p["med_rho"] * nbytes, p["med_d"])
     no_strag = np.where(ok, np.minimum(d, target), d)
+    flagged = np.where(strag, no_strag, d)
 
     rows = np.flatnonzero(strag | skew)
     if len(rows) == 0:
-        return pd.DataFrame(columns=COLUMNS), no_strag
+        return pd.DataFrame(columns=COLUMNS), no_strag, flagged
 
     # Causes: re-test only the stages that have stragglers.
     causes = {c: np.zeros(n, dtype=bool) for c in CAUSES}
@@ -172,20 +211,21 @@ def analyze_stragglers(run: Run, tl: Timeline, per_task: pd.DataFrame,
             if not (x[s_strag] > 0).any():
                 continue
             dx = np.maximum(sd - np.minimum(x, sd), 0.0)
-            still = is_straggler(dx, progress(dx, sb, sg, sok), sok, threshold, min_excess_ms)
+            still = is_straggler(dx, sb, sg, sok, threshold, min_excess_ms)
             causes[name][sub] = s_strag & ~still
         out_bytes = (t["output_bytes"].to_numpy() + t["shuffle_write_bytes"].to_numpy())[sub]
         out_bytes = out_bytes.astype("float64")
         if (out_bytes > 0).any():
-            by_out = is_straggler(sd, progress(sd, out_bytes, sg, sok), sok, threshold,
-                                  min_excess_ms)
+            by_out = is_straggler(sd, out_bytes, sg, sok, threshold, min_excess_ms)
             has_out = np.bincount(sc[out_bytes > 0], minlength=S) > 0
             causes["output_skew"][sub] = s_strag & ~by_out & has_out[sc]
-        first = _first_on_executor(sc, t["executor_id"].to_numpy()[sub],
-                                   tl.launch[sub], tl.launch[sub] + sd, sok)
+        executor = t["executor_id"].astype(str).to_numpy()
+        fresh = np.isin(executor, list(fresh_executors(run, float(tl.window[0]))))
+        first_ever = _first_on_executor(np.zeros(n, dtype="int64"), executor, tl.launch,
+                                        tl.launch + d, ok) & fresh
+        first = first_ever[sub]
         fmask = sok & first
-        among_first = is_straggler(sd, progress(sd, sb, sg, fmask), fmask, threshold,
-                                   min_excess_ms)
+        among_first = is_straggler(sd, sb, sg, fmask, threshold, min_excess_ms)
         causes["first_task_jit"][sub] = s_strag & first & ~among_first
 
     cause_lists = [[c for c in CAUSES if causes[c][i]] for i in rows]
@@ -208,7 +248,7 @@ def analyze_stragglers(run: Run, tl: Timeline, per_task: pd.DataFrame,
     })
     df["_excess"] = df["duration_ms"] - df["stage_median_ms"]
     df = df.sort_values("_excess", ascending=False, kind="stable").drop(columns="_excess")
-    return df.reset_index(drop=True), no_strag
+    return df.reset_index(drop=True), no_strag, flagged
 
 
 def straggler_summary(df: pd.DataFrame, limit: int = 50, threshold: float = THRESHOLD) -> dict:
@@ -224,6 +264,8 @@ def straggler_summary(df: pd.DataFrame, limit: int = 50, threshold: float = THRE
     return {
         "count": int(len(strag)),
         "data_skew_count": int((df["kind"] == "data_skew").sum()) if len(df) else 0,
+        "max_skew_ratio": (float(df.loc[df["kind"] == "data_skew", "duration_ratio"].max())
+                           if len(df) and (df["kind"] == "data_skew").any() else None),
         "explained": int(sum(1 for cs in strag["causes"] if cs)) if len(strag) else 0,
         "by_cause": by_cause,
         "threshold": threshold,

@@ -39,9 +39,10 @@ HINTS: dict[str, str] = {
     "io": "Input/output wait (estimated): columnar formats with pruning, cache() reused "
           "inputs, faster storage.",
     "output_skew": "Output skew: some tasks write much more; repartition before writing.",
-    "other_wait": "Time inside tasks that is neither CPU, GC nor shuffle: often Python worker "
-                  "processes (Python UDFs, RDD lambdas) or CPU contention; prefer built-in or "
-                  "pandas UDFs.",
+    "other_wait": "Time inside tasks that Spark's metrics do not explain (not CPU, GC, "
+                  "shuffle, measured Python time or input/output): code Spark does not time, "
+                  "such as external calls, locks or Python workers of RDD functions; a profile "
+                  "of that code, not a Spark setting, finds it.",
     "python": "Python UDFs (time measured by Spark in its Python workers): built-in functions "
               "avoid the workers altogether; vectorised pandas/Arrow UDFs cut the per-row cost.",
     "core_wait": "The host's cores were saturated while tasks ran (other processes, or more "
@@ -65,6 +66,10 @@ CATEGORY_TEXT = {
 }
 
 
+DOMINANT = 0.5          # a category is "the bottleneck" only with at least this task-time share
+SATURATED = 0.9         # measured host CPU busy share from which the verdict says so
+
+
 @dataclasses.dataclass
 class Verdict:
     sentence: str
@@ -73,52 +78,85 @@ class Verdict:
     hints: list[dict]
 
 
+@dataclasses.dataclass
+class Evidence:
+    """What the verdict may say beyond the task metrics (each from the run's own data)."""
+
+    host_busy_share: float | None = None   # measured, over the task time (local masters)
+    python: bool = False       # the plan has a Python evaluation node or Spark timed Python
+    notes: tuple[str, ...] = ()            # extra clauses (e.g. what AQE did), in order
+
+
 def _pct(x: float) -> str:
     return f"{max(x, 0.0) * 100:.0f}%"
 
 
 def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str, float],
-            whatif: dict, stragglers: dict) -> Verdict:
-    """The verdict from the summary's parts."""
+            whatif: dict, stragglers: dict, evidence: Evidence | None = None) -> Verdict:
+    """The verdict from the summary's parts.
+
+    The largest category is named the bottleneck only when it holds at least ``DOMINANT`` of
+    the task time (else "No single bottleneck", category ``none``); the driver when no task
+    ran for more than half the wall time. Python advice needs ``evidence.python``; a straggler
+    saving is the one of the flagged stragglers only (``flagged_stragglers_ms``).
+    """
+    ev = evidence or Evidence()
     if n_tasks == 0:
         return Verdict(f"No Spark tasks ran: all {wall_ms / 1000:.2f} s were driver time.",
                        "none", "No Spark tasks", [{"cause": "driver", "hint": HINTS["driver"]}])
     hints: list[str] = []
     saved = {k: (wall_ms - whatif[k]) / wall_ms if wall_ms > 0 else 0.0
              for k in ("infinite_network_ms", "infinite_disk_ms", "no_gc_ms",
-                       "no_stragglers_ms", "slots_x2_ms")}
-    cat = max(shares, key=shares.get)
+                       "flagged_stragglers_ms", "slots_x2_ms") if k in whatif}
+    ranked = sorted(shares, key=lambda c: -shares[c])
+    cat = ranked[0]
     label, what = CATEGORY_TEXT[cat]
     gap_share = driver_gap_ms / wall_ms if wall_ms > 0 else 0.0
-    category, headline = cat, label
     if gap_share > 0.5:
         category, headline = "driver", "Driver-bound"
         head = (f"Driver-bound: no Spark task ran for {_pct(gap_share)} of the time; "
                 f"inside tasks {_pct(shares[cat])} went to {what}")
         hints.append("driver")
-    else:
+    elif shares[cat] >= DOMINANT:
+        category, headline = cat, label
         head = f"{label}: {_pct(shares[cat])} of task time on {what}"
-        if cat in ("gc", "io", "other_wait", "cpu", "python", "core_wait"):
-            hints.append(cat)
-    parts = [head,
-             f"an infinitely fast network would save at most {_pct(saved['infinite_network_ms'])}, "
-             f"disk at most {_pct(saved['infinite_disk_ms'])}"]
+        hints.append(cat)
+    else:
+        category, headline = "none", "No single bottleneck"
+        top = [c for c in ranked[:3] if shares[c] >= 0.1] or [cat]
+        head = "No single bottleneck: " + ", ".join(
+            f"{_pct(shares[c])} of task time on {CATEGORY_TEXT[c][1]}" for c in top)
+        hints += [c for c in top if shares[c] >= 0.25]
+    parts = [head]
+    busy = ev.host_busy_share
+    if busy is not None and busy >= SATURATED:
+        core = shares.get("core_wait", 0.0)
+        parts.append(f"the host's CPU was {_pct(busy)} busy (measured)"
+                     + (f", so {_pct(core)} of task time is taken as waiting for a core "
+                        "(estimated)" if core >= 0.05 and category != "core_wait" else ""))
+        if core >= 0.05:
+            hints.append("core_wait")
+    parts.append(f"an infinitely fast network would save at most "
+                 f"{_pct(saved['infinite_network_ms'])}, disk at most "
+                 f"{_pct(saved['infinite_disk_ms'])}")
     if shares.get("gc", 0) >= 0.1 or saved["no_gc_ms"] >= 0.1:
         parts.append(f"no GC would save {_pct(saved['no_gc_ms'])}")
-        if "gc" not in hints:
-            hints.append("gc")
+        hints.append("gc")
     n, skew = stragglers.get("count", 0), stragglers.get("data_skew_count", 0)
-    if n or skew:
+    if n:
         by = stragglers.get("by_cause", {})
         reasons = [f"{v} {CAUSES[c]}" for c, v in sorted(by.items(), key=lambda kv: -kv[1]) if v]
-        if skew:
-            reasons.append(f"{skew} data skew")
         noun = "straggler" if n == 1 else "stragglers"
         parts.append(f"{n} {noun} ({', '.join(reasons) or 'cause unknown'}) "
-                     f"cost up to {_pct(saved['no_stragglers_ms'])}")
-        hints += [c for c, v in by.items() if v and c != "gc"] + (["data_skew"] if skew else [])
-        if by.get("gc") and "gc" not in hints:
-            hints.append("gc")
+                     f"{'costs' if n == 1 else 'cost'} up to "
+                     f"{_pct(saved.get('flagged_stragglers_ms', 0.0))}")
+        hints += [c for c, v in by.items() if v]
+    if skew:
+        ratio = stragglers.get("max_skew_ratio")
+        size = f" (up to {ratio:.1f}× its stage's median task)" if ratio else ""
+        parts.append(f"{skew} data-skewed {'task' if skew == 1 else 'tasks'}{size}")
+        hints.append("data_skew")
+    parts += list(ev.notes)
     if saved["slots_x2_ms"] >= 0.2:
         parts.append(f"twice the slots would save {_pct(saved['slots_x2_ms'])}")
         hints.append("slots")
@@ -126,9 +164,12 @@ def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str
         hints += ["shuffle_write", "shuffle_read"]
     if shares.get("overhead", 0) >= 0.2:
         hints.append("scheduler_delay")
+    unexplained = shares.get("other_wait", 0.0) + shares.get("io", 0.0)
+    if ev.python and (shares.get("python", 0.0) >= 0.05 or unexplained >= 0.2):
+        hints.append("python")
     seen: list[str] = []
     for h in hints:
-        if h in HINTS and h not in seen:
+        if h in HINTS and h not in seen and (h != "python" or ev.python):
             seen.append(h)
     return Verdict("; ".join(parts) + ".", category, headline,
                    [{"cause": h, "hint": HINTS[h]} for h in seen])

@@ -106,3 +106,42 @@ def test_bad_samples_are_ignored():
     run = four_tasks_one_slot(pd.DataFrame({"time_ms": [T0, None], "busy_core_ms": ["x", 5],
                                             "cores": [2, 2]}))
     assert not analyze(run).cpu_share.any()
+
+
+def test_core_wait_share_from_a_saturated_host():
+    from jupyter_perf.analysis.hostcpu import core_wait_share
+    # two 100 ms tasks on 2 cores: 0-100 ms both cores busy, 100-200 ms 1.5 of 2 busy
+    run = make_run([task(0, 100, cpu_ms=40), task(100, 100, cpu_ms=40)], slots=1)
+    run.host_cpu = samples(lambda t: 2.0 if t < 100 else 1.5)
+    a = analyze(run)
+    # every core busy the whole first task; at least 2 x 0.75 - 1 = half of the second
+    assert core_wait_share(run, a.timeline) == pytest.approx([1.0, 0.5])
+    bd = a.task_breakdown
+    assert bd["core_wait_est"].tolist() == pytest.approx([60.0, 30.0])
+    assert bd["other_wait_est"].tolist() == pytest.approx([0.0, 30.0])
+    s = a.summary()
+    assert s["breakdown"]["core_wait_est"]["kind"] == "estimated"
+
+
+def test_no_core_wait_without_samples_or_idle_cores():
+    from jupyter_perf.analysis.hostcpu import core_wait_share
+    run = make_run([task(0, 100, cpu_ms=40)], slots=1)
+    assert not core_wait_share(run, analyze(run).timeline).any()
+    run.host_cpu = samples(lambda t: 1.0)           # one of two cores idle all the time
+    assert not core_wait_share(run, analyze(run).timeline).any()
+
+
+def test_a_faster_disk_cannot_beat_the_measured_cpu_work():
+    # one task: 40 ms CPU, 60 ms of input wait by the task metrics, on a host whose two
+    # cores were busy the whole time: infinitely fast disk saves nothing
+    MB = 1_000_000
+    run = make_run([task(0, 100, cpu_ms=40, input_bytes=500 * MB)], slots=1)
+    assert analyze(run).whatif(disk=float("inf")) == pytest.approx(40.0)
+    run.host_cpu = samples(lambda t: 2.0)
+    a = analyze(run)
+    assert a.task_breakdown["io_wait_est"].tolist() == [0.0]     # it waited for a core
+    assert a.whatif(disk=float("inf")) == pytest.approx(100.0)
+    run.host_cpu = samples(lambda t: 1.0)           # half busy: no core wait, floor 50%
+    a = analyze(run)
+    assert a.task_breakdown["io_wait_est"].tolist() == [60.0]
+    assert a.whatif(disk=float("inf")) == pytest.approx(50.0)

@@ -1,7 +1,7 @@
 """Stragglers (progress rate, 1.5 x stage median), causes, data skew."""
 import pytest
 
-from analysis_synth import make_run, task
+from analysis_synth import T0, make_run, task
 from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.stragglers import CAUSES, COLUMNS
 
@@ -62,16 +62,63 @@ def test_output_skew():
     assert "output_skew" in row["causes"]
 
 
-def test_first_task_on_executor_jit():
+def jit_run(added_ms):
+    """Two executors, each a slow first task then four normal ones; executors added at
+    ``added_ms`` (relative to T0; the run's window starts at 0)."""
     tasks = []
     for ex, first in (("1", 300), ("2", 320)):
         tasks.append(task(0, first, executor_id=ex))
         for i in range(4):
             tasks.append(task(first + 100 * i, 100, executor_id=ex))
-    s = analyze(make_run(tasks, slots=2)).stragglers
+    executors = [{"executor_id": ex, "host": "h1", "total_cores": 1, "add_ms": T0 + added_ms}
+                 for ex in ("1", "2")]
+    return make_run(tasks, executors=executors, start=0)
+
+
+def test_first_task_on_executor_jit():
+    # executors added as the cell started: their first tasks warm up the JIT
+    s = analyze(jit_run(0)).stragglers
     strag = only(s, "straggler")
     assert sorted(strag["executor_id"]) == ["1", "2"]
     assert all("first_task_jit" in c for c in strag["causes"])
+
+
+def test_no_jit_warm_up_on_executors_older_than_the_run():
+    # the same tasks on executors added ten minutes before the cell: a warm session
+    s = analyze(jit_run(-600_000)).stragglers
+    strag = only(s, "straggler")
+    assert sorted(strag["executor_id"]) == ["1", "2"]
+    assert not any("first_task_jit" in c for c in strag["causes"])
+
+
+def test_jit_only_for_the_first_tasks_of_a_new_executor_not_of_each_stage():
+    # executor 1, added at the start: stage 0 warms it up; stage 1's first (slow) task is
+    # not a first task on that executor any more
+    tasks = [task(0, 300, executor_id="1"), task(300, 100, executor_id="1"),
+             task(400, 100, executor_id="1"),
+             task(600, 300, stage=1, executor_id="1"), task(900, 100, stage=1, executor_id="1"),
+             task(1000, 100, stage=1, executor_id="1")]
+    executors = [{"executor_id": "1", "host": "h1", "total_cores": 1, "add_ms": T0}]
+    s = analyze(make_run(tasks, executors=executors, start=0)).stragglers
+    by_stage = {int(r["stage_id"]): r["causes"] for _, r in s.iterrows()}
+    assert "first_task_jit" in by_stage[0] and "first_task_jit" not in by_stage[1]
+
+
+def test_equal_tasks_get_equal_labels_and_the_label_follows_bytes_vs_rate():
+    # four 100 ms / 1000 B tasks; two identical slow ones per case
+    def labels(dur, nbytes):
+        extra = [task(200, dur, shuffle_read_bytes=nbytes), task(200, dur, shuffle_read_bytes=nbytes)]
+        normal = [task(0, 100, shuffle_read_bytes=1000) for _ in range(2)]
+        normal += [task(100, 100, shuffle_read_bytes=1000) for _ in range(2)]
+        s = analyze(make_run(normal + extra, slots=2)).stragglers
+        return s["kind"].tolist()
+    # 1.68 x the median duration, 1.2 x the bytes: rate ratio 1.4 > bytes ratio -> straggler
+    # (slow mostly per byte), although the rate ratio alone is under 1.5
+    assert labels(168, 1200) == ["straggler", "straggler"]
+    # rate ratio 1.52 and 1.49 either side of 1.5, bytes ratio 1.1: both stragglers
+    assert labels(167, 1100) == labels(164, 1100) == ["straggler", "straggler"]
+    # 3 x the bytes in 3.6 x the time: more data explains more -> data skew
+    assert labels(360, 3000) == ["data_skew", "data_skew"]
 
 
 def test_stage_without_bytes_uses_duration_and_small_jitter_is_ignored():

@@ -18,7 +18,8 @@ def test_gc_straggler_and_data_skew_in_sentence_with_hints():
              task(200, 300, shuffle_read_bytes=1000, gc_ms=200),
              task(200, 400, shuffle_read_bytes=4000)]
     s = analyze(make_run(tasks, slots=2)).summary()
-    assert "1 straggler (1 GC, 1 data skew)" in s["verdict"]
+    assert "1 straggler (1 GC) costs up to" in s["verdict"]
+    assert "1 data-skewed task (up to 4.0× its stage's median task)" in s["verdict"]
     causes = [h["cause"] for h in s["hints"]]
     assert "gc" in causes and "data_skew" in causes
     assert "salt" in HINTS["data_skew"].lower() and "memory" in HINTS["gc"]
@@ -65,3 +66,64 @@ def test_category_and_headline_in_the_summary():
         assert s["verdict_category"] == category and s["verdict_headline"] == headline, s["verdict"]
         assert s["verdict_category"] in VERDICT_CATEGORIES
         assert s["verdict"].startswith(headline)
+
+
+WI = {"infinite_network_ms": 100, "infinite_disk_ms": 100, "no_gc_ms": 100,
+      "no_stragglers_ms": 93, "flagged_stragglers_ms": 100, "slots_x2_ms": 100}
+ZERO = {"cpu": 0.0, "gc": 0.0, "shuffle": 0.0, "io": 0.0, "python": 0.0, "core_wait": 0.0,
+        "overhead": 0.0, "other_wait": 0.0}
+
+
+def test_a_bottleneck_only_when_it_dominates():
+    v = verdict(100, 10, 0, ZERO | {"cpu": 0.45, "io": 0.30, "other_wait": 0.25}, WI, {})
+    assert v.category == "none" and v.headline == "No single bottleneck"
+    assert v.sentence.startswith("No single bottleneck: 45% of task time on CPU, 30% of task "
+                                 "time on input/output wait (estimated)")
+    assert not v.sentence.startswith("CPU-bound")
+    v = verdict(100, 10, 0, ZERO | {"cpu": 0.55, "io": 0.45}, WI, {})
+    assert v.category == "cpu" and v.headline == "CPU-bound"
+
+
+def test_saturated_host_says_so_and_waiting_for_cores_is_the_diagnosis():
+    from jupyter_perf.analysis.verdict import Evidence
+    ev = Evidence(host_busy_share=0.98)
+    v = verdict(100, 10, 0, ZERO | {"cpu": 0.3, "core_wait": 0.65, "other_wait": 0.05}, WI, {}, ev)
+    assert v.category == "core_wait" and v.headline == "Waiting for cores"
+    assert "the host's CPU was 98% busy (measured)" in v.sentence
+    assert "core_wait" in [h["cause"] for h in v.hints]
+    v = verdict(100, 10, 0, ZERO | {"cpu": 0.7, "core_wait": 0.3}, WI, {}, ev)
+    assert v.category == "cpu"
+    assert "so 30% of task time is taken as waiting for a core (estimated)" in v.sentence
+
+
+def test_python_advice_only_with_python_evidence():
+    from jupyter_perf.analysis.verdict import Evidence
+    shares = ZERO | {"other_wait": 0.66, "cpu": 0.34}
+    v = verdict(100, 10, 0, shares, WI, {})
+    text = " ".join(h["hint"] for h in v.hints)
+    assert v.category == "other_wait" and "UDF" not in text and "pandas" not in text
+    v = verdict(100, 10, 0, shares, WI, {}, Evidence(python=True))
+    assert "python" in [h["cause"] for h in v.hints]
+
+
+def test_no_straggler_saving_without_flagged_stragglers():
+    # evening out every task would save 7%, but nothing was flagged: no claim about stragglers
+    v = verdict(100, 10, 0, ZERO | {"cpu": 1.0}, WI, {"count": 0, "data_skew_count": 0})
+    assert "straggler" not in v.sentence and "7%" not in v.sentence
+    v = verdict(100, 10, 0, ZERO | {"cpu": 1.0}, WI,
+                {"count": 0, "data_skew_count": 1, "max_skew_ratio": 1.54})
+    assert "1 data-skewed task (up to 1.5× its stage's median task)" in v.sentence
+    assert "cost" not in v.sentence
+    v = verdict(100, 10, 0, ZERO | {"cpu": 1.0}, WI | {"flagged_stragglers_ms": 96},
+                {"count": 2, "by_cause": {"gc": 1}})
+    assert "2 stragglers (1 GC) cost up to 4%" in v.sentence
+
+
+def test_a_python_node_in_the_plan_is_python_evidence():
+    run = make_run([task(0, 100, cpu_ms=30)], slots=1)
+    assert not any(h["cause"] == "python" for h in analyze(run).summary()["hints"])
+    run.operators = [{"execution_id": 0, "node_id": 3, "name": "BatchEvalPython",
+                      "stage_attempts": [[0, 0]]}]
+    s = analyze(run).summary()
+    assert s["verdict_category"] == "other_wait"
+    assert any(h["cause"] == "python" for h in s["hints"])

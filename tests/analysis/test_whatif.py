@@ -11,13 +11,17 @@ from jupyter_perf.analysis.whatif import predict
 INF = float("inf")
 
 
+MB = 1_000_000
+
+
 def io_run():
-    # One slot, two tasks; all times in ms.
+    # One slot, two tasks; all times in ms. 50 MB of input would take 100 ms at the model's
+    # 500 MB/s, so the 40 ms the second task leaves unexplained are all input/output wait.
     return make_run([
         task(0, 100, fetch_wait_ms=20, shuffle_write_time_ms=10, gc_ms=30, cpu_ms=40,
-             input_bytes=1000),                       # rest = 100-40-30-20-10 = 0
+             input_bytes=50 * MB),                    # rest = 100-40-30-20-10 = 0
         task(100, 100, fetch_wait_ms=0, shuffle_write_time_ms=0, gc_ms=0, cpu_ms=60,
-             input_bytes=1000),                       # rest 40 ms -> input/output wait (est.)
+             input_bytes=50 * MB),                    # rest 40 ms -> input/output wait (est.)
     ], slots=1)
 
 
@@ -42,6 +46,17 @@ def test_disk_and_network_together_count_fetch_wait_once():
     a = analyze(io_run())
     assert a.whatif(disk=INF, network=INF) == pytest.approx(a.whatif(disk=INF))
     assert a.whatif(disk=2.0, network=INF) == pytest.approx(200 - 20 - (10 + 40) / 2)
+
+
+def test_estimated_io_wait_is_bounded_by_what_the_bytes_need():
+    # 5 MB at 500 MB/s on one slot: at most 10 ms of the 40 unexplained are input wait
+    run = make_run([task(0, 100, cpu_ms=60, input_bytes=5 * MB)], slots=1)
+    a = analyze(run)
+    bd = a.summary()["breakdown"]
+    assert bd["io_wait_est"]["ms"] == pytest.approx(10.0)
+    assert bd["other_wait_est"]["ms"] == pytest.approx(30.0)
+    assert a.whatif(disk=INF) == pytest.approx(90.0)
+    assert a.summary()["resources"]["io_bound_ms"] == pytest.approx(10.0)
 
 
 def test_gc_false_removes_gc():

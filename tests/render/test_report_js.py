@@ -113,3 +113,15 @@ def test_replay_port_equals_python_with_slot_windows(tmp_path):
     assert not bad, bad[:5]
     plain = analyze(with_speculative(synthetic(4000, 16, per_stage=500)))
     assert a.simulated_baseline_ms != plain.simulated_baseline_ms     # the windows mattered
+
+
+def test_replay_port_equals_python_with_the_host_cpu_floor_on_disk_and_network(tmp_path):
+    # a faster disk or network cannot beat the host's measured CPU work either
+    a = analyze(with_host_cpu(with_speculative(synthetic(4000, 16, per_stage=500))))
+    vecs = [s for s in settings(full=True) if s["disk"] != 1.0 or s["network"] != 1.0]
+    got = run_js(a, tmp_path, vecs)["predicted"]
+    want = [expected(a, s) for s in vecs]
+    bad = [(s, g, w) for s, g, w in zip(vecs, got, want) if g != w]
+    assert not bad, bad[:5]
+    plain = analyze(with_speculative(synthetic(4000, 16, per_stage=500)))
+    assert sum(expected(a, s) > expected(plain, s) for s in vecs) > 0     # the floor binds

@@ -270,10 +270,14 @@ const JP = (() => {
   }
 
   // hostcpu.with_floor: more slots on the same host cannot beat its measured CPU busy share.
-  function hostFloor(D, d, r, slotsFactor) {
+  // A faster disk or network does not shrink the CPU work: their floor replays the durations
+  // without those savings (Analysis.simulate's cpu_d).
+  function hostFloor(D, s, d, r) {
     const share = D.meta.cpu_share;
-    if (!(slotsFactor > 1) || !share || !share.some((x) => x > 0)) return;
-    const one = replay(D, d, 1.0, false).makespan;
+    const io = s.disk !== 1.0 || s.network !== 1.0;
+    if (!(s.slots > 1 || io) || !share || !share.some((x) => x > 0)) return;
+    const dc = io ? durations(D, Object.assign({}, s, { disk: 1.0, network: 1.0 })) : d;
+    const one = replay(D, dc, 1.0, false).makespan;
     for (let g = 0; g < D.G; g++) {
       const f = share[g] * one[g];
       if (f > r.makespan[g]) r.makespan[g] = f;
@@ -284,7 +288,7 @@ const JP = (() => {
   function whatif(D, s, wantStarts) {
     const d = durations(D, s);
     const r = replay(D, d, s.slots, wantStarts);
-    hostFloor(D, d, r, s.slots);
+    hostFloor(D, s, d, r);
     return { predicted: predict(D, r.total), sim: r.total, d, r };
   }
 

@@ -9,6 +9,7 @@ import pytest
 
 import jupyter_perf as jp
 from sparkhelpers import make_spark
+from spark_workloads import hot_key_count
 
 
 pytestmark = [pytest.mark.spark4, pytest.mark.fresh_jvm]
@@ -31,18 +32,7 @@ def measured(spark, fn):
 
 
 def test_hot_key_is_flagged_as_data_skew(spark):
-    def skewed():
-        # Every row carries the same incompressible 64-character hash, so shuffled bytes grow
-        # with rows on every partition (a constant key compresses better than varied ones and
-        # would make the hot partition look slow *per byte*).
-        df = spark.range(0, 2_000_000, 1, 6).selectExpr(
-            "CASE WHEN id % 10 < 6 THEN 0 ELSE id % 997 + 1 END AS k",
-            "sha2(cast(id AS string), 256) AS h")
-        # count(x), not count(): the optimizer would prune the hashing
-        (df.repartition(6, "k").selectExpr("k", "sha2(h, 256) AS x")
-           .groupBy("k").agg({"x": "count"}).collect())
-
-    run, a = measured(spark, skewed)
+    run, a = measured(spark, lambda: hot_key_count(spark))
     reduce_stage = run.tasks[run.tasks["shuffle_read_bytes"] > 0]["stage_id"].min()
     tasks = run.tasks[run.tasks["stage_id"] == reduce_stage]
     hot = tasks.loc[tasks["shuffle_read_bytes"].idxmax()]

@@ -19,6 +19,7 @@ from jupyter_perf.analysis.resources import io_time_bound
 from jupyter_perf.analysis.stragglers import fresh_executors
 from jupyter_perf.analysis.whatif import predict
 from sparkhelpers import make_spark
+from spark_workloads import hot_key_count
 
 pytestmark = [pytest.mark.spark4, pytest.mark.fresh_jvm]
 
@@ -105,14 +106,7 @@ def test_no_jit_warm_up_minutes_into_a_warm_session(spark):
 
 
 def test_skew_and_straggler_labels_follow_one_rule(spark):
-    def skewed():
-        df = spark.range(0, 1_500_000, 1, 6).selectExpr(
-            "CASE WHEN id % 10 < 6 THEN 0 ELSE id % 997 + 1 END AS k",
-            "sha2(cast(id AS string), 256) AS h")
-        (df.repartition(6, "k").selectExpr("k", "sha2(h, 256) AS x")
-           .groupBy("k").agg({"x": "count"}).collect())
-
-    run = jp.measure(skewed, spark=spark, store=False)
+    run = jp.measure(lambda: hot_key_count(spark, 1_500_000), spark=spark, store=False)
     a = jp.analyze(run)
     flagged = a.stragglers
     assert (flagged["kind"] == "data_skew").any()           # the hot key

@@ -652,6 +652,72 @@ TABLES = ("jobs", "stages", "tasks", "executors", "memory", "host_cpu", "sql", "
           "sql_metrics")
 
 
+# Runs of a whole application: their wall time counts only while a job ran.
+WHOLE_APP_KINDS = ("eventlog", "rest")
+
+
+@dataclasses.dataclass(frozen=True)
+class Window:
+    """When a run counts as running: the disjoint ``[starts, ends)`` spans within
+    ``[lo, hi]``; its wall time is their total length (the one definition of wall time)."""
+
+    wall_ms: float
+    lo: float
+    hi: float
+    starts: np.ndarray
+    ends: np.ndarray
+    warnings: tuple[str, ...] = ()
+
+
+def _union(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint sorted union of intervals."""
+    if len(starts) == 0:
+        return starts, ends
+    idx = np.argsort(starts, kind="stable")
+    s, e = starts[idx], ends[idx]
+    run_max = np.maximum.accumulate(e)
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = s[1:] > run_max[:-1]
+    ids = np.cumsum(new) - 1
+    return s[new], pd.Series(e).groupby(ids).max().to_numpy()
+
+
+def window_of(kind: str, start_ms: float, end_ms: float, jobs: pd.DataFrame,
+              tasks: pd.DataFrame | None = None) -> Window:
+    """The window of a run, the one definition of its wall time.
+
+    For a whole application (``kind`` eventlog or rest) the union of its jobs' intervals:
+    time with no job running (driver start-up, idle time) is not counted. For a cell or a
+    function ``[start_ms, end_ms]``. When those are unknown (no job times, no end after the
+    start), the first task launch to the last task finish (``tasks`` conformed), with a
+    warning.
+    """
+    warnings: list[str] = []
+    if kind in WHOLE_APP_KINDS and len(jobs):
+        sub = pd.to_numeric(jobs["submission_ms"], errors="coerce").to_numpy(dtype="float64")
+        comp = pd.to_numeric(jobs["completion_ms"], errors="coerce").to_numpy(dtype="float64")
+        ok = np.isfinite(sub) & np.isfinite(comp) & (comp >= sub) & (sub > 0)
+        if ok.any():
+            ws, we = _union(sub[ok], comp[ok])
+            return Window(float((we - ws).sum()), float(ws[0]), float(we[-1]), ws, we)
+    if kind in WHOLE_APP_KINDS:
+        warnings.append("no job times: wall time taken from the run's start/end")
+    lo, hi = float(start_ms or 0.0), float(end_ms or 0.0)
+    if hi > lo:
+        return Window(hi - lo, lo, hi, np.array([lo]), np.array([hi]), tuple(warnings))
+    if tasks is not None and len(tasks):
+        launch, finish = tasks["launch_ms"].to_numpy(), tasks["finish_ms"].to_numpy()
+        end = np.where((finish > 0) & (finish >= launch), finish, launch + tasks["duration_ms"])
+        env_lo, env_hi = float(launch.min()), float(end.max())
+        if env_hi > env_lo:
+            warnings.append("no run window: wall time taken from the first task launch to the "
+                            "last task finish")
+            return Window(env_hi - env_lo, env_lo, env_hi, np.array([env_lo]),
+                          np.array([env_hi]), tuple(warnings))
+    lo = max(lo, 0.0)
+    return Window(0.0, lo, lo, np.array([lo]), np.array([lo]), tuple(warnings))
+
+
 def new_run_id(now: float | None = None) -> str:
     """Sortable, unique, filesystem- and URL-safe: 20261122-015800-3f9a1c."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now or time.time()))
@@ -714,9 +780,14 @@ class Run:
         object.__setattr__(self, "warnings", warnings + self._check_warnings)
 
     # -- derived numbers --------------------------------------------------
+    def window(self) -> Window:
+        """The run's :func:`window_of` (its wall time is ``window().wall_ms``)."""
+        return window_of(self.kind, self.start_ms, self.end_ms, self.jobs, self.tasks)
+
     @property
     def wall_ms(self) -> float:
-        return max(0.0, float(self.end_ms) - float(self.start_ms))
+        """Wall time of the run's :meth:`window`; the report, the store and the CLI show it."""
+        return self.window().wall_ms
 
     @property
     def slots(self) -> int:

@@ -11,7 +11,8 @@ Everything else in ``analysis`` builds on :class:`Timeline`, computed once per r
 * per group whose executors came or went while the run was going (dynamic allocation, lost
   executors), the *slot windows*: one ``[from, until)`` per executor core, relative to the
   group's start (see :func:`slot_windows`); the replay then uses those instead of ``slots``;
-* the *window*: ``[start_ms, end_ms]`` for a cell or function run, the union of job intervals
+* the *window*: the run's own (:meth:`jupyter_perf.model.Run.window`, the one definition of
+  wall time): ``[start_ms, end_ms]`` for a cell or function run, the union of job intervals
   for a whole application (``eventlog`` / ``rest``);
 * ``actual_ms``: the time the groups span inside the window, and ``driver_gap_ms`` = the rest
   of ``wall_ms``.
@@ -27,7 +28,6 @@ import pandas as pd
 
 from ..model import Run
 
-WHOLE_APP_KINDS = ("eventlog", "rest")
 NOT_SUCCESS = ("FAILED", "KILLED", "RUNNING", "UNKNOWN")
 
 
@@ -101,21 +101,6 @@ def parse_parent_ids(value: Any) -> list[int]:
         return [int(value)]
 
 
-def _union(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Disjoint sorted union of intervals."""
-    if len(starts) == 0:
-        return starts, ends
-    idx = np.argsort(starts, kind="stable")
-    s, e = starts[idx], ends[idx]
-    run_max = np.maximum.accumulate(e)
-    new = np.ones(len(s), dtype=bool)
-    new[1:] = s[1:] > run_max[:-1]
-    ids = np.cumsum(new) - 1
-    us = s[new]
-    ue = pd.Series(e).groupby(ids).max().to_numpy()
-    return us, ue
-
-
 def _clip_measure(starts: np.ndarray, ends: np.ndarray,
                   win_s: np.ndarray, win_e: np.ndarray) -> np.ndarray:
     """Per interval ``i``: the measure of ``[starts[i], ends[i]] ∩ union(windows)``.
@@ -134,29 +119,6 @@ def _clip_measure(starts: np.ndarray, ends: np.ndarray,
         return np.where(i > 0, full + np.maximum(partial, 0.0), 0.0)
 
     return np.maximum(covered(ends) - covered(starts), 0.0)
-
-
-def _window(run: Run, env_lo: float, env_hi: float) -> tuple[float, tuple, np.ndarray, np.ndarray, list]:
-    """(wall_ms, (lo, hi), window starts, window ends, warnings)."""
-    warnings: list[str] = []
-    if run.kind in WHOLE_APP_KINDS:
-        jobs = run.jobs
-        sub = pd.to_numeric(jobs["submission_ms"], errors="coerce").to_numpy(dtype="float64")
-        comp = pd.to_numeric(jobs["completion_ms"], errors="coerce").to_numpy(dtype="float64")
-        ok = np.isfinite(sub) & np.isfinite(comp) & (comp >= sub) & (sub > 0)
-        if ok.any():
-            ws, we = _union(sub[ok], comp[ok])
-            return float((we - ws).sum()), (float(ws[0]), float(we[-1])), ws, we, warnings
-        warnings.append("no job times: wall time taken from the run's start/end")
-    lo, hi = float(run.start_ms), float(run.end_ms)
-    if not hi > lo:
-        if np.isfinite(env_lo) and env_hi > env_lo:
-            lo, hi = env_lo, env_hi
-            warnings.append("no run window: wall time taken from the first task launch "
-                            "to the last task finish")
-        else:
-            return 0.0, (lo, lo), np.array([lo]), np.array([lo]), warnings
-    return hi - lo, (lo, hi), np.array([lo]), np.array([hi]), warnings
 
 
 def build_timeline(run: Run) -> Timeline:
@@ -180,7 +142,8 @@ def build_timeline(run: Run) -> Timeline:
     end = launch + duration
 
     if n == 0:
-        wall, window, _, _, w = _window(run, np.inf, -np.inf)
+        win = run.window()
+        wall, window, w = win.wall_ms, (win.lo, win.hi), list(win.warnings)
         empty = np.zeros(0)
         return Timeline(empty, empty, np.zeros(0, "int64"), stage_keys, np.zeros(0, "int64"),
                         np.zeros(0, "int64"), np.zeros(1, "int64"), empty, empty,
@@ -225,8 +188,9 @@ def build_timeline(run: Run) -> Timeline:
     else:
         group_slots = np.full(n_groups, max(run.slots, 1), dtype="int64")
 
-    wall, window, ws, we, w = _window(run, float(group_start.min()), float(group_end.max()))
-    warnings += w
+    win = run.window()               # the model defines the wall time once
+    wall, window, ws, we = win.wall_ms, (win.lo, win.hi), win.starts, win.ends
+    warnings += list(win.warnings)
     if has_times:
         group_actual = _clip_measure(group_start, group_end, ws, we)
     else:

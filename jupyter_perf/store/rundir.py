@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..atomic import utf8_safe
-from ..model import Run
+from ..model import Run, conform, window_of
 
 FORMAT = 1
 META_FIELDS = ("run_id", "kind", "label", "source", "notebook", "status", "start_ms",
@@ -126,7 +126,8 @@ def index_facts(meta: dict[str, Any], num_tasks: int, stored_ms: float) -> dict[
         "run_id": meta["run_id"], "created_ms": float(stored_ms),
         "kind": text("kind"), "label": text("label"),
         "first_line": utf8_safe(first_line(text("source"))), "notebook": text("notebook"),
-        "status": text("status"), "wall_ms": max(0.0, number("end_ms") - number("start_ms")),
+        "status": text("status"), "wall_ms": window_of(text("kind"), number("start_ms"), number("end_ms"),
+                                                conform("jobs", meta.get("jobs") or [])).wall_ms,
         "app_id": text("app_id"), "num_jobs": len(meta.get("jobs") or []),
         "num_stages": len(meta.get("stages") or []), "num_tasks": int(num_tasks),
         "verdict": summary_text(summary, "verdict") or "",

@@ -341,3 +341,36 @@ def test_absurd_cpu_time_never_reaches_the_what_if(apps, tmp_path):
     for key in ("infinite_disk_ms", "infinite_network_ms", "no_gc_ms", "slots_x2_ms"):
         assert 0 <= a.whatif_summary()[key] <= a.wall_ms
     assert a.breakdown["cpu"]["ms"] <= b.breakdown["cpu"]["ms"] + t["run_ms"].max()
+
+
+# -- wall time: one definition (the model's), the same in the report, the store and the CLI ----
+def test_wall_time_is_the_same_in_the_report_the_store_and_a_rebuilt_index(apps, tmp_path):
+    from jupyter_perf.store import RunStore
+
+    run = load_eventlog(apps["local"])
+    a = jp.analyze(run)
+    summary = a.summary()
+    # the jobs' union, not start to end: the driver's start-up before the first job is out
+    assert run.wall_ms == a.wall_ms == summary["wall_ms"] < run.end_ms - run.start_ms
+    jobs = run.jobs
+    assert run.wall_ms == pytest.approx((jobs["completion_ms"] - jobs["submission_ms"]).sum())
+    store = RunStore(str(tmp_path / "store"))
+    store.save(run, summary)
+    run_id = run.run_id
+    assert store.get(run_id)["wall_ms"] == summary["wall_ms"]
+    store.rebuild_index()
+    assert store.get(run_id)["wall_ms"] == summary["wall_ms"]
+
+
+def test_a_log_with_only_task_events_has_the_tasks_wall_time(apps, tmp_path):
+    lines = [line for line in plain_lines(apps["local"])
+             if line.startswith((b'{"Event":"SparkListenerTaskStart"',
+                                 b'{"Event":"SparkListenerTaskEnd"'))]
+    (tmp_path / "tasks-only").write_bytes(b"".join(lines))
+    run = load_eventlog(tmp_path / "tasks-only")
+    t = run.tasks
+    span = t["finish_ms"].max() - t["launch_ms"].min()
+    assert run.start_ms == t["launch_ms"].min() and run.end_ms == t["finish_ms"].max()
+    assert run.wall_ms == span == jp.analyze(run).summary()["wall_ms"]     # not 56 years
+    assert any("no SparkListenerApplicationStart" in w for w in run.warnings)
+    assert any("no job times" in w for w in jp.analyze(run).summary()["warnings"])

@@ -69,8 +69,9 @@ def load_eventlog(path: str | os.PathLike) -> Run:
         parser.warnings.append(skipped)
     still_writing = in_progress(path, files)
     if "app_id" not in parser.app:
-        parser.warnings.append("no SparkListenerApplicationStart event: app id and start time "
-                               "unknown (is this the beginning of the log?)")
+        parser.warnings.append("no SparkListenerApplicationStart event: the app id is unknown and "
+                               "the start is the first job or task seen (is this the beginning "
+                               "of the log?)")
     if "end_ms" not in parser.app:
         running = len(parser.running)
         what = "is in progress (.inprogress)" if still_writing else \

@@ -238,6 +238,7 @@ class Parser:
         self.skipped: list[tuple[int, str]] = []    # (line, why), the first KEPT_SKIPS
         self.skipped_count = 0
         self.events = 0
+        self.first_time = np.inf       # of jobs, stages and tasks, epoch ms
         self.last_time = 0.0
         # task attempts: rows of len(NUMERIC_FIELDS) numbers, strings in interned lists
         self.numbers = array("d")
@@ -333,6 +334,8 @@ class Parser:
     def _seen(self, time_ms: float) -> None:
         if time_ms > self.last_time:
             self.last_time = time_ms
+        if 0 < time_ms < self.first_time:
+            self.first_time = time_ms
 
     # -- application ----------------------------------------------------------
     def on_log_start(self, e: dict) -> None:
@@ -621,7 +624,8 @@ class Parser:
         app = self.app
         start = app.get("start_ms", 0) or 0
         end = app.get("end_ms", 0) or 0
-        start = 0.0 if start != start else float(start)
+        if not start or start != start:       # no ApplicationStart: the first time seen
+            start = float(self.first_time) if self.first_time < np.inf else 0.0
         end = self.last_time if not end or end != end else float(end)
         extra = {"source": source, "attempt_id": app.get("attempt_id"),
                  "user": app.get("user", ""), "events": self.events,

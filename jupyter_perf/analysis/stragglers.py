@@ -34,8 +34,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..model import Run
-from .timeline import WHOLE_APP_KINDS, Timeline, is_success
+from ..model import WHOLE_APP_KINDS, Run
+from .timeline import Timeline, is_success
 
 THRESHOLD = 1.5
 MIN_EXCESS_MS = 20.0

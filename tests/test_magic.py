@@ -1,7 +1,7 @@
 """%%perfmeasure in a real IPython shell on real Spark (local[2])."""
 from __future__ import annotations
 
-import html as html_lib
+import json
 import math
 import os
 import signal
@@ -104,17 +104,17 @@ def assert_host_cpu_sampled(run):
     assert 0 < share <= 1
 
 
-def test_report_is_displayed_inline_as_isolated_iframe(shell):
+def test_report_is_displayed_inline_as_the_compact_payload(shell):
+    from jupyter_perf.render import inline
     _, cap = run_cell(shell, "%%perfmeasure --label '<b>x</b>'\nspark.range(1000).count()\n")
-    html = cap.outputs[-1].data["text/html"]
-    assert html.startswith("<iframe") and "srcdoc=" in html
-    # the whole document sits escaped inside srcdoc: no live tag of the report leaks out
-    assert html.count("<") == 2 and html.endswith("</iframe>")     # <iframe ...> and </iframe>
-    assert "<script" not in html and "&lt;script" in html
-    doc = html_lib.unescape(html.split('srcdoc="', 1)[1][: -len('"></iframe>')])
-    assert doc.startswith("<!DOCTYPE html>")
+    data = cap.outputs[-1].data
+    # the renderer's payload; a static summary and one line for front ends without it
+    assert set(data) == {inline.MIME, "text/html", "text/plain"}
+    assert data[inline.MIME]["title"] == "<b>x</b>"
+    assert "<script" not in data["text/html"] and "&lt;b&gt;x&lt;/b&gt;" in data["text/html"]
+    doc = json.dumps(inline.decode_item(data[inline.MIME])["doc"])
     # in the document's JSON the Div text holds the label escaped once: &lt;b&gt; is text, not a tag
-    assert "&amp;lt;b&amp;gt;x&amp;lt;/b&amp;gt;" in doc and "<b>x</b>" not in doc
+    assert "&lt;b&gt;x&lt;/b&gt;" in doc and "<b>x</b>" not in doc
 
 
 def test_two_queries_in_one_cell_are_both_attributed(shell, spark_local):

@@ -3,8 +3,16 @@
     from jupyter_perf import render
     html = render.report_html(analysis_or_run)     # one self-contained document
     render.export(analysis_or_run, "report.html")  # the same, written atomically
-    render.inline.bundle(run, analysis)            # the notebook output (iframe srcdoc)
-"""
-from .report import export, report_document, report_html
+    render.inline.bundle(run, analysis)            # the notebook output (MIME bundle)
 
+The names load Bokeh on first use, so ``jupyter_perf.render.nbconvert`` (imported by every
+nbconvert run) costs little when it has no report to embed.
+"""
 __all__ = ["export", "report_document", "report_html"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        from . import report
+        return getattr(report, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,14 +24,13 @@ from ..atomic import write_export
 from . import fmt, payload
 from .basic import basic_layout
 from .lanes import assign_lanes
-from .style import CSS
 from .tabs.memory import memory_tab
 from .tabs.stages import stages_tab
 from .tabs.stragglers import stragglers_tab
 from .tabs.summary import header_html, summary_tab
 from .tabs.timeline import BINS, DETAIL_LIMIT, timeline_tab
 from .tabs.whatif import whatif_tab
-from .widgets import div
+from .widgets import div, share_styles
 
 TITLE = "jupyter-perf report"
 TAB_NAMES = ["Summary", "Timeline", "Stages", "Stragglers", "What-if", "Memory"]
@@ -39,9 +38,14 @@ TAB_NAMES = ["Summary", "Timeline", "Stages", "Stragglers", "What-if", "Memory"]
 
 @functools.lru_cache(maxsize=None)
 def js_source() -> str:
+    """report.js + main.js as every report carries them: without indentation, blank lines
+    and whole-line comments (each notebook output holds a copy; no template literal of
+    ours spans lines, and ``test_report_js`` runs exactly this text)."""
     base = _res.files("jupyter_perf.render") / "js"
-    return (base / "report.js").read_text(encoding="utf-8") + "\n" + \
+    text = (base / "report.js").read_text(encoding="utf-8") + "\n" + \
         (base / "main.js").read_text(encoding="utf-8")
+    lines = (line.strip() for line in text.splitlines())
+    return "\n".join(line for line in lines if line and not line.startswith("//"))
 
 
 def _parts(tl):
@@ -74,8 +78,7 @@ def report_document(a: Analysis) -> Document:
     cb = CustomJS(args=dict(
         P=arrays, M=payload.meta_json(meta), state=w.state, tl=_parts(tlp), sim=_parts(w.sim),
         disk=w.disk, network=w.network, slots=w.slots, toggles=w.toggles, out=w.out,
-        strag=strag_src, selected=strag_info, LIMIT=DETAIL_LIMIT, BINS=BINS,
-        STATUS_CSS=CSS), code=js_source())
+        strag=strag_src, selected=strag_info, LIMIT=DETAIL_LIMIT, BINS=BINS), code=js_source())
     for widget in (w.disk, w.network, w.slots):
         widget.js_on_change("value", cb)
     w.toggles.js_on_change("active", cb)
@@ -86,6 +89,7 @@ def report_document(a: Analysis) -> Document:
     doc.add_root(root)
     doc.js_on_event("document_ready", cb)
     doc.title = TITLE
+    share_styles(doc)
     return doc
 
 
@@ -126,6 +130,7 @@ def fallback_document(run: Run, reason: str) -> Document:
     doc = Document()
     doc.add_root(basic_layout(run, reason))
     doc.title = TITLE
+    share_styles(doc)
     return doc
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 ESTIMATED_HATCH = "/"
 FONT = "font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;font-size:13px;line-height:1.45"
+# One stylesheet per document, shared by every Div (``widgets.share_styles``).
 CSS = f"""
-<style>
  .jp {{ {FONT}; color:#222 }}
  .jp table.kv td {{ padding:1px 10px 1px 0; vertical-align:top }}
  .jp .muted {{ color:#666; font-size:11px }}
@@ -14,4 +14,4 @@ CSS = f"""
  .jp .err {{ color:#a00 }}
  .jp .big {{ font-size:18px; font-weight:600 }}
  .jp pre {{ background:#f6f6f6; padding:6px; max-height:160px; overflow:auto; white-space:pre-wrap }}
-</style>"""
+"""

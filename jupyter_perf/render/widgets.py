@@ -3,11 +3,16 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from bokeh.models import ColumnDataSource, DataTable, Div, NumberFormatter, StringFormatter, TableColumn
+from bokeh.document import Document
+from bokeh.models import (ColumnDataSource, DataTable, Div, InlineStyleSheet, NumberFormatter,
+                          StringEditor, StringFormatter, TableColumn)
 
 from ..analysis.components import COMPONENTS
 from . import fmt
 from .style import CSS, ESTIMATED_HATCH
+
+
+NUMBER_FORMATS = {"int": "0,0", "ms": "0,0.0", "pct": "0.0%", "bytes": "0.0 b", "float": "0,0.00"}
 
 
 def div(html: str, name: str | None = None, **kw: Any) -> Div:
@@ -16,7 +21,15 @@ def div(html: str, name: str | None = None, **kw: Any) -> Div:
     kw.setdefault("disable_math", True)   # "$$…$$" in a user string must not fetch MathJax
     if name:
         kw.setdefault("css_classes", [name])      # a CSS hook for tests and user styles
-    return Div(text=f"{CSS}<div class='jp'>{html}</div>", name=name, **kw)
+    return Div(text=f"<div class='jp'>{html}</div>", name=name, **kw)
+
+
+def share_styles(doc: Document) -> None:
+    """Give every Div of ``doc`` the report's one stylesheet (serialised once, referenced by
+    each Div; Bokeh 3 draws a Div in its own shadow root, so each needs it)."""
+    sheet = InlineStyleSheet(css=CSS)
+    for d in doc.select({"type": Div}):
+        d.stylesheets = [*d.stylesheets, sheet]
 
 
 def swatch(color: str, estimated: bool, hatched: bool = True) -> str:
@@ -47,26 +60,34 @@ def timeline_legend(keys: Iterable[str] | None = None) -> str:
             f"Lighter, (est.) = estimated (not measured by Spark). {marks}</div>")
 
 
+def stacked_hbars(p, rows: dict[str, list]) -> None:
+    """One renderer for a whole stacked bar chart: ``rows`` has y, left, right, estimated
+    (bool) and any hover fields; colour per row in ``color``. Estimated parts are lighter and
+    hatched."""
+    est = [bool(e) for e in rows["estimated"]]
+    data = dict(rows) | {"alpha": [0.55 if e else 1.0 for e in est],
+                         "hatch": [ESTIMATED_HATCH if e else " " for e in est]}
+    p.hbar(y="y", left="left", right="right", height=0.7, source=ColumnDataSource(data),
+           fill_color="color", fill_alpha="alpha", line_color="white", hatch_pattern="hatch",
+           hatch_color="#444444", hatch_alpha=0.55, hatch_scale=8)
+
+
 def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, height: int,
           name: str | None = None, **kw: Any) -> tuple[DataTable, ColumnDataSource]:
     """``columns``: (field, title, kind) with kind ``text`` | ``int`` | ``ms`` | ``float`` |
     ``pct`` | ``bytes``. Text cells use StringFormatter, which writes text, not markup."""
     cols = []
+    # one formatter per kind and one (unused: tables are read-only) editor per table, each
+    # serialised once and referenced by every column
+    formatters: dict[str, Any] = {}
+    editor = StringEditor()
     for field, title, kind in columns:
-        if kind == "text":
-            formatter = StringFormatter()
-        elif kind == "int":
-            formatter = NumberFormatter(format="0,0")
-        elif kind == "ms":
-            formatter = NumberFormatter(format="0,0.0")
-        elif kind == "pct":
-            formatter = NumberFormatter(format="0.0%")
-        elif kind == "bytes":
-            formatter = NumberFormatter(format="0.0 b")
-        else:
-            formatter = NumberFormatter(format="0,0.00")
+        if kind not in formatters:
+            formatters[kind] = (StringFormatter() if kind == "text" else
+                                NumberFormatter(format=NUMBER_FORMATS.get(kind, "0,0.00")))
         width = {"text": 170, "int": 60}.get(kind, 85)
-        cols.append(TableColumn(field=field, title=title, formatter=formatter, width=width))
+        cols.append(TableColumn(field=field, title=title, formatter=formatters[kind],
+                                editor=editor, width=width))
     source = ColumnDataSource(data, name=(name + "-source") if name else None)
     kw.setdefault("sizing_mode", "stretch_width")
     kw.setdefault("autosize_mode", "none")
@@ -77,4 +98,5 @@ def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, hei
     return t, source
 
 
-__all__ = ["div", "present_components", "swatch", "table", "timeline_legend", "ESTIMATED_HATCH"]
+__all__ = ["div", "present_components", "share_styles", "stacked_hbars", "swatch", "table",
+           "timeline_legend", "ESTIMATED_HATCH"]

@@ -251,35 +251,42 @@ def test_selecting_a_straggler_highlights_it_on_the_timeline(browser, reports):
     assert p.errors == []
 
 
-def test_nbconvert_html_keeps_the_report_working_offline(browser, reports, tmp_path):
+def test_nbconvert_html_keeps_the_reports_working_offline(browser, reports, tmp_path):
+    """A saved notebook with two reports, `jupyter nbconvert --to html` (no option: the
+    installed preprocessor), opened offline: both reports draw, BokehJS is in the page once,
+    the sliders answer with the Python numbers, hostile strings stay text."""
     import nbformat
     from jupyter_perf.render import inline
 
-    a, _ = reports["real"]
     nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell("%%perfmeasure\n...")
-    cell.outputs = [nbformat.v4.new_output("display_data", data=inline.bundle(a.run, a))]
-    nb.cells = [cell]
+    for key in ("real", "synthetic"):
+        a, _ = reports[key]
+        cell = nbformat.v4.new_code_cell("%%perfmeasure\n...")
+        cell.outputs = [nbformat.v4.new_output("display_data", data=inline.bundle(a.run, a))]
+        nb.cells.append(cell)
     src = tmp_path / "saved.ipynb"
     nbformat.write(nb, src)
     res = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", str(src)],
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
+    html = (tmp_path / "saved.html").read_text(encoding="utf-8")
+    assert html.count("/* END bokeh.min.js */") == 1
     p = Page(browser, None)
     page = p.page
     page.goto((tmp_path / "saved.html").as_uri())
-    frame = page.frame_locator("iframe.jupyter-perf-report")
-    frame.get_by_text("What-if", exact=True).first.click()
-    handle = frame.locator(".noUi-handle").first
-    handle.wait_for(state="visible", timeout=30_000)
-    handle.focus()
-    page.keyboard.press("End")
-    want = a.whatif(disk=math.inf)
-    frame.locator(".jp-whatif-out").get_by_text(f"Predicted: {fmt.ms(want)}").wait_for(timeout=10_000)
-    report_frame = next(f for f in page.frames if f != page.main_frame)
-    assert report_frame.evaluate("window.__xss") is None
-    # nbconvert's own template may ask for CDN assets (blocked here); the report asks for none
+    for i, key in enumerate(("real", "synthetic")):
+        a, _ = reports[key]
+        report = page.locator(f"#jupyter-perf-report-{i}")
+        report.get_by_text("What-if", exact=True).first.click()
+        handle = report.locator(".noUi-handle").first
+        handle.wait_for(state="visible", timeout=30_000)
+        handle.focus()
+        page.keyboard.press("End")
+        want = a.whatif(disk=math.inf)
+        report.locator(".jp-whatif-out").get_by_text(f"Predicted: {fmt.ms(want)}").wait_for(timeout=10_000)
+    page.locator("#jupyter-perf-report-0").get_by_text(f"label {HOSTILE}").first.wait_for()
+    assert page.evaluate("window.__xss") is None
+    # nbconvert's own template may ask for CDN assets (blocked here); the reports ask for none
     ours = [u for u in p.requests + p.blocked if not u.startswith(LOCAL)]
     assert all("bokeh" not in u for u in ours), ours
     assert p.errors == []
-

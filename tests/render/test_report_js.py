@@ -17,6 +17,7 @@ from fmt_vectors import PATH as FMT_VECTORS
 from whatif_vectors import expected, settings
 
 NODE = shutil.which("node")
+MAIN_STARTS = "function timed("          # main.js's first statement: the harness keeps JP only
 pytestmark = pytest.mark.skipif(NODE is None, reason="no node on PATH to run report.js")
 
 HARNESS = """
@@ -43,7 +44,7 @@ def run_js(a, tmp_path, vecs, vectors=None):
     path = tmp_path / "in.json"
     path.write_text(json.dumps(data))
     script = tmp_path / "h.js"
-    script.write_text(js_source().split("// jupyter-perf report: the one CustomJS body")[0] + HARNESS)
+    script.write_text(js_source().split(MAIN_STARTS)[0] + HARNESS)
     res = subprocess.run([NODE, str(script), str(path)], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)

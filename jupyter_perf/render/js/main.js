@@ -32,7 +32,7 @@ function draw(which) {
     put(T.agg, res.agg); put(T.seg, emptyOf(T.seg)); put(T.box, emptyOf(T.box));
   }
   const bars = res.mode === "detail" ? res.box.left.length : res.agg.left.length;
-  T.status.text = STATUS_CSS + `<div class='jp muted'>${res.visible.toLocaleString("en-US")} of ${D.n.toLocaleString("en-US")} task attempts in view, drawn as ` +
+  T.status.text = `<div class='jp muted'>${res.visible.toLocaleString("en-US")} of ${D.n.toLocaleString("en-US")} task attempts in view, drawn as ` +
     (res.mode === "detail" ? `${bars.toLocaleString("en-US")} single bars.`
       : `${bars.toLocaleString("en-US")} aggregate bars (each stands for all attempts of its lane and time bin; hover for the count). Zoom in to at most ${LIMIT.toLocaleString("en-US")} for single attempts.`) + "</div>";
 }
@@ -90,7 +90,7 @@ function showNumber(s, predicted, simMs) {
   state.data = { predicted_ms: [predicted], simulated_ms: [simMs], disk: [s.disk], network: [s.network],
                  slots_factor: [s.slots], gc: [s.gc], stragglers: [s.stragglers] };
   const lab = (f) => (f === Infinity ? "∞" : `${f}×`);
-  out.text = STATUS_CSS + `<div class='jp'><div class='big' data-predicted-ms='${predicted}'>Predicted: ${JP.fmtMs(predicted)} ` +
+  out.text = `<div class='jp'><div class='big' data-predicted-ms='${predicted}'>Predicted: ${JP.fmtMs(predicted)} ` +
     `(${JP.fmtChange(predicted, wall)} vs ${JP.fmtMs(wall)} measured)</div>` +
     `<div class='muted'>disk ${lab(s.disk)}${s.disk !== 1 ? " (upper bound)" : ""} · network ${lab(s.network)} · slots ×${s.slots} · ` +
     `${s.gc ? "GC as measured" : "no GC"} · ${s.stragglers ? "stragglers as measured" : "no stragglers"} — ` +
@@ -141,7 +141,7 @@ function highlight() {
   const pad = Math.max(d * 1.5, 50);
   tl.fig.x_range.setv({ start: (s - pad) / 1000, end: (s + d + pad) / 1000 });
   draw("tl");
-  selected.text = STATUS_CSS + `<div class='jp'>Task attempt ${D.tid[pos]} (stage ${meta.stage_ids[D.stage[pos]]}, ` +
+  selected.text = `<div class='jp'>Task attempt ${D.tid[pos]} (stage ${meta.stage_ids[D.stage[pos]]}, ` +
     `index ${D.idx[pos]}, ${JP.fmtMs(d)} long, starting at ${JP.fixedEven(s / 1000, 3)} s) is ` +
     `highlighted on the <b>Timeline</b> tab, on lane “${JP.esc(meta.lanes[lane])}”.</div>`;
 }

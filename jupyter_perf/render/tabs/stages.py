@@ -9,9 +9,8 @@ from bokeh.plotting import figure
 
 from ...analysis import Analysis
 from ...analysis.components import COMPONENTS, KEYS
-from ..style import ESTIMATED_HATCH
 from .. import fmt
-from ..widgets import div, swatch, table
+from ..widgets import div, stacked_hbars, swatch, table
 
 QUANTILES = [("min", 0.0), ("p25", 0.25), ("p50", 0.5), ("p75", 0.75), ("p95", 0.95), ("max", 1.0)]
 MAX_BAR_STAGES = 40
@@ -99,22 +98,25 @@ def _stage_bars(st: pd.DataFrame):
                x_axis_label="seconds of task time", name="jp-stage-bars")
     left = np.zeros(len(top))
     items = []
+    rows: dict[str, list] = {k: [] for k in ("y", "left", "right", "color", "estimated", "comp",
+                                              "kind", "s")}
     for comp in COMPONENTS:
-        k, label, kind = comp.key, comp.label, comp.kind
-        w = top[f"bd_{k}"].to_numpy(float) / 1000.0
+        w = top[f"bd_{comp.key}"].to_numpy(float) / 1000.0
         if not (w > 0).any():
             continue
-        est = kind == "estimated"
-        src = ColumnDataSource({"y": labels, "left": left.copy(), "right": left + w,
-                                "comp": [label] * len(labels), "kind": [kind] * len(labels),
-                                "s": [f"{x:.3f} s" for x in w]})
-        p.hbar(y="y", left="left", right="right", height=0.7, source=src,
-                   fill_color=comp.color, fill_alpha=0.55 if est else 1.0,
-                   line_color="white", hatch_pattern=ESTIMATED_HATCH if est else None,
-                   hatch_color="#555555", hatch_alpha=0.6, hatch_scale=8)
+        n = len(labels)
+        rows["y"] += labels
+        rows["left"] += left.tolist()
+        rows["right"] += (left + w).tolist()
+        rows["color"] += [comp.color] * n
+        rows["estimated"] += [comp.estimated] * n
+        rows["comp"] += [comp.label] * n
+        rows["kind"] += [comp.kind] * n
+        rows["s"] += [fmt.ms(x * 1000.0) for x in w]
         items.append(f"<span style='white-space:nowrap;margin-right:12px'>"
-                     f"{swatch(comp.color, est)}{fmt.esc(label)}</span>")
+                     f"{swatch(comp.color, comp.estimated)}{fmt.esc(comp.label)}</span>")
         left = left + w
+    stacked_hbars(p, rows)
     p.add_tools(HoverTool(tooltips=[("stage", "@y"), ("component", "@comp"), ("", "@kind"),
                                     ("time", "@s")]))
     p.ygrid.visible = False

@@ -10,8 +10,7 @@ from bokeh.plotting import figure
 from ...analysis import Analysis
 from .. import fmt
 from ...analysis.components import BY_KEY
-from ..style import ESTIMATED_HATCH
-from ..widgets import div, swatch, table
+from ..widgets import div, stacked_hbars, swatch, table
 
 
 def breakdown_bar(breakdown: dict[str, dict]):
@@ -24,23 +23,23 @@ def breakdown_bar(breakdown: dict[str, dict]):
                x_range=Range1d(0, max(total, 1e-3) * 1.005), toolbar_location=None,
                x_axis_label="seconds of task time (all attempts)", name="jp-breakdown")
     legend, left = [], 0.0
+    rows: dict[str, list] = {k: [] for k in ("y", "left", "right", "color", "estimated", "label",
+                                              "kind", "ms", "share", "metric")}
     for k in names:
         c = breakdown[k]
         w = c["ms"] / 1000.0
         est = c["kind"] == "estimated"
         color = BY_KEY[k].color
-        src = ColumnDataSource({"y": ["task time"], "left": [left], "right": [left + w],
-                                "label": [c["label"]], "kind": [c["kind"]],
-                                "ms": [fmt.ms(c["ms"])], "share": [f"{100 * c['share']:.1f}%"],
-                                "metric": [c["spark_metric"]]})
-        p.hbar(y="y", left="left", right="right", height=0.7, source=src, fill_color=color,
-               fill_alpha=0.55 if est else 1.0, line_color="white",
-               hatch_pattern=ESTIMATED_HATCH if est else None, hatch_color="#444444",
-               hatch_alpha=0.5, hatch_scale=8)
+        for key, value in (("y", "task time"), ("left", left), ("right", left + w), ("color", color),
+                           ("estimated", est), ("label", c["label"]), ("kind", c["kind"]),
+                           ("ms", fmt.ms(c["ms"])), ("share", f"{100 * c['share']:.1f}%"),
+                           ("metric", c["spark_metric"])):
+            rows[key].append(value)
         label = c["label"] if est else f"{c['label']} (measured)"
         legend.append(f"<span style='white-space:nowrap;margin-right:12px'>{swatch(color, est)}"
                       f"{fmt.esc(label)} <b>{fmt.ms(c['ms'])}</b> ({100 * c['share']:.0f}%)</span>")
         left += w
+    stacked_hbars(p, rows)
     p.add_tools(HoverTool(tooltips=[("component", "@label"), ("", "@kind"), ("time", "@ms"),
                                     ("share", "@share"), ("Spark metric", "@metric")]))
     p.ygrid.visible = False

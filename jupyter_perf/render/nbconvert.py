@@ -1,0 +1,105 @@
+"""``jupyter nbconvert --to html``: each jupyter-perf report becomes the interactive report again.
+
+A notebook stores each report as the compact payload (:mod:`.inline`) plus a static
+``text/html`` summary; nbconvert's HTML shows ``text/html``. For HTML exports this
+preprocessor replaces that summary with the report itself: the payload's Bokeh item and a
+call to ``Bokeh.embed.embed_item``, with BokehJS (core, widgets, tables; this Python
+``bokeh`` package's own files) inlined **once per page**, in front of the first report. The
+page works offline: no CDN, no server.
+
+Registration: the wheel installs ``share/jupyter/nbconvert/templates/base/conf.json``, whose
+``preprocessors`` entry nbconvert merges into every template built on ``base`` (lab,
+classic, reveal, ...); nbconvert does not read ``jupyter_nbconvert_config.d``. Other formats
+(markdown, latex, pdf, ``--to notebook``) are left alone. Switch it off with
+``--ReportPreprocessor.enabled=False``; use it without the conf file with
+``--HTMLExporter.preprocessors=jupyter_perf.render.nbconvert.ReportPreprocessor``.
+
+A report made with another Bokeh version than this nbconvert's keeps its static summary
+with one line saying why (BokehJS must match the Bokeh that wrote the item).
+"""
+from __future__ import annotations
+
+import json
+
+from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
+
+from . import fmt
+
+BUNDLES = ["bokeh", "bokeh-widgets", "bokeh-tables"]
+
+
+def bokehjs_scripts() -> str:
+    """``<script>`` tags with BokehJS inlined (the same files ``INLINE`` embeds)."""
+    from bokeh.resources import Resources
+    return Resources(mode="inline", components=BUNDLES).render_js()
+
+
+def script_json(obj) -> str:
+    """JSON that can sit inside ``<script type="application/json">``: ``<`` never appears raw,
+    so a user string cannot close the element."""
+    return (json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def embed_html(item: dict, target: str) -> str:
+    """The element, the item and the call that draws it (BokehJS must already be loaded)."""
+    return (f'<div class="jupyter-perf-report" id="{target}"></div>'
+            f'<script type="application/json" id="{target}-item">{script_json(item)}</script>'
+            "<script>(function () {"
+            f"const el = document.getElementById('{target}');"
+            f"const item = JSON.parse(document.getElementById('{target}-item').textContent);"
+            "Bokeh.embed.embed_item(item, el);"
+            "})();</script>")
+
+
+class ReportPreprocessor(Preprocessor):
+    """Interactive jupyter-perf reports in HTML exports, BokehJS once per page."""
+
+    enabled = Bool(True, help="Embed the interactive report in HTML exports.").tag(config=True)
+
+    def __init__(self, **kw):
+        # nbconvert hands a template's preprocessor its command-line config unparsed
+        # (--ReportPreprocessor.enabled=False arrives as a DeferredConfigString)
+        from traitlets.config.loader import DeferredConfigString
+        for name, value in list(kw.items()):
+            if isinstance(value, DeferredConfigString) and self.has_trait(name):
+                kw[name] = value.get_value(self.traits()[name])
+        super().__init__(**kw)
+
+    def preprocess(self, nb, resources):
+        if not str((resources or {}).get("output_extension") or "").endswith(".html"):
+            return nb, resources
+        from .inline import MIME            # Bokeh and the report load only for HTML exports
+        n = 0                                     # reports embedded so far
+        for cell in nb.cells:
+            for out in cell.get("outputs", []):
+                data = out.get("data") or {}
+                if MIME not in data:
+                    continue
+                item, why = readable(data[MIME])
+                if item is None:
+                    data["text/html"] = (f"{data.get('text/html', '')}<div class='jupyter-perf-note' "
+                                         f"style='color:#8a4b00;font-size:11px'>{fmt.esc(why)}</div>")
+                    continue
+                head = bokehjs_scripts() if n == 0 else ""      # BokehJS once per page
+                data["text/html"] = head + embed_html(item, f"jupyter-perf-report-{n}")
+                n += 1
+        return nb, resources
+
+
+def readable(p) -> tuple[dict | None, str]:
+    """(the payload's Bokeh item, "") when this nbconvert can embed it, else (None, why)."""
+    import bokeh
+
+    from .inline import FORMAT, decode_item
+    if not isinstance(p, dict) or p.get("format") != FORMAT:
+        return None, "jupyter-perf: this report's format is unknown to this version; showing its summary."
+    if p.get("bokeh_version") != bokeh.__version__:
+        return None, (f"jupyter-perf: the report was made with Bokeh {p.get('bokeh_version')} and "
+                      f"this nbconvert has Bokeh {bokeh.__version__}; showing its summary.")
+    try:
+        return decode_item(p), ""
+    except (ValueError, OSError, EOFError) as exc:
+        return None, f"jupyter-perf: the report payload cannot be read ({exc}); showing its summary."

@@ -16,8 +16,10 @@ from .replay import ReplayResult, replay
 from .resources import ResourceParams, io_time_bound, resource_model
 from .stragglers import MIN_EXCESS_MS, THRESHOLD, analyze_stragglers, straggler_summary
 from .timeline import Timeline, build_timeline, parse_parent_ids
-from .operators import has_python
-from .verdict import Evidence, verdict
+from .hints import cause_hints, operator_hints
+from .operators import (OperatorResult, attribute, cell_line, has_python, plan_nodes,
+                        python_ms_per_task)
+from .verdict import Evidence, Verdict, verdict
 from .whatif import ScenarioInputs, predict, scenario_durations
 
 STAGE_KEYS = ["stage_id", "attempt", "status", "num_tasks", "executor_run_time_ms",
@@ -72,7 +74,12 @@ class Analysis:
     # -- pieces -----------------------------------------------------------
     @functools.cached_property
     def task_breakdown(self) -> pd.DataFrame:
+        t = self.run.tasks
+        rest = np.maximum(t["run_ms"] - t["cpu_ms"] - t["gc_ms"] - t["fetch_wait_ms"]
+                          - t["shuffle_write_time_ms"], 0.0).to_numpy(dtype="float64")
+        python = python_ms_per_task(self.run, self.plan, rest)
         return _bd.task_breakdown(self.run, self.timeline.duration,
+                                  python_ms=python if python.any() else None,
                                   core_wait_share=self.core_wait_share,
                                   io_bound_ms=io_time_bound(self.run, self.timeline,
                                                             self.resource_params))
@@ -249,6 +256,70 @@ class Analysis:
             return None
         return float((share * span).sum() / span.sum())
 
+    @functools.cached_property
+    def _digest(self) -> tuple[dict, dict, Verdict]:
+        """(what-if summary, straggler summary, verdict): computed once."""
+        run = self.run
+        whatif = self.whatif_summary()
+        strag = straggler_summary(self.stragglers, threshold=self.straggler_threshold)
+        strag["potential_saving_ms"] = max(0.0, self.wall_ms - whatif["flagged_stragglers_ms"])
+        shares = _bd.category_shares(self.breakdown)
+        evidence = Evidence(host_busy_share=self.host_cpu_busy_share,
+                            python=has_python(run, self.breakdown),
+                            notes=tuple(self._operators.notes),
+                            top_operator=self.top_operator)
+        v = verdict(self.wall_ms, len(run.tasks), self.driver_gap_ms, shares, whatif, strag,
+                    evidence)
+        return whatif, strag, v
+
+    # -- operators (SQL plan <-> stages <-> tasks) -------------------------
+    @functools.cached_property
+    def plan(self) -> dict:
+        """The run's plan nodes with their metrics (``analysis/operators.plan_nodes``)."""
+        return plan_nodes(self.run)
+
+    @functools.cached_property
+    def _operators(self) -> OperatorResult:
+        return attribute(self.run, self.timeline, self.task_breakdown, self.plan)
+
+    @property
+    def operators(self) -> pd.DataFrame:
+        """One row per plan operator, most expensive first (``analysis/operators.COLUMNS``)."""
+        return self._operators.table
+
+    @functools.cached_property
+    def top_operator(self) -> dict | None:
+        """The operator with the most task time, with the cell line Spark's call site points
+        to (``line``: ``{"line", "text"}`` or None)."""
+        table = self.operators
+        busy = table[table["task_time_ms"] > 0] if len(table) else table
+        if busy.empty:
+            return None
+        top = jsonable(busy.iloc[0].to_dict())
+        top["line"] = cell_line(self.run, int(top["execution_id"]))
+        return top
+
+    @property
+    def operators_note(self) -> str:
+        """What the operator table cannot say, in one line ('' when it covers everything)."""
+        total = float(self.timeline.duration.sum())
+        if self.run.sql.empty and self.run.operators.empty:
+            return ("No SQL ran in this window: RDD work has no query plan, so no operator "
+                    "is named." if len(self.run.tasks) else "")
+        missed = self._operators.unattributed_ms
+        if total > 0 and missed > 0.005 * total:
+            return (f"{missed / total:.0%} of task time ran in stages no SQL operator lists "
+                    "(RDD work, or a plan the collector could not map to stages).")
+        return ""
+
+    @functools.cached_property
+    def hints(self) -> list[dict]:
+        """Advice with values: ``{operator, text, setting, value, predicted_ms, cause}``,
+        the operators' first (``analysis/hints.py``)."""
+        whatif, _, v = self._digest
+        return (operator_hints(self.run, self.plan, self.operators, self._operators.notes)
+                + cause_hints(v.hints, whatif))
+
     def summary(self) -> dict:
         """JSON-able digest with DESIGN.md's schema (and a few extra keys)."""
         run = self.run
@@ -263,14 +334,7 @@ class Analysis:
                        memory_spilled_bytes=rec.get("memory_spilled_bytes"),
                        disk_spilled_bytes=rec.get("disk_spilled_bytes"))
             stage_rows.append(row)
-        whatif = self.whatif_summary()
-        strag = straggler_summary(self.stragglers, threshold=self.straggler_threshold)
-        strag["potential_saving_ms"] = max(0.0, self.wall_ms - whatif["flagged_stragglers_ms"])
-        shares = _bd.category_shares(self.breakdown)
-        evidence = Evidence(host_busy_share=self.host_cpu_busy_share,
-                            python=has_python(run, self.breakdown))
-        v = verdict(self.wall_ms, len(run.tasks), self.driver_gap_ms, shares, whatif, strag,
-                    evidence)
+        whatif, strag, v = self._digest
         out = {
             "run_id": run.run_id, "kind": run.kind, "label": run.label,
             "app_id": run.app_id, "app_name": run.app_name,
@@ -289,7 +353,10 @@ class Analysis:
             "verdict": v.sentence,
             "verdict_category": v.category,
             "verdict_headline": v.headline,
-            "hints": v.hints,
+            "hints": self.hints,
+            "operators": self.operators.to_dict("records"),
+            "top_operator": self.top_operator,
+            "operators_note": self.operators_note,
             "warnings": list(run.warnings) + list(self.timeline.warnings),
         }
         return jsonable(out)

@@ -85,6 +85,7 @@ class Evidence:
     host_busy_share: float | None = None   # measured, over the task time (local masters)
     python: bool = False       # the plan has a Python evaluation node or Spark timed Python
     notes: tuple[str, ...] = ()            # extra clauses (e.g. what AQE did), in order
+    top_operator: dict | None = None       # analysis.operators' most expensive row
 
 
 def _pct(x: float) -> str:
@@ -128,6 +129,15 @@ def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str
             f"{_pct(shares[c])} of task time on {CATEGORY_TEXT[c][1]}" for c in top)
         hints += [c for c in top if shares[c] >= 0.25]
     parts = [head]
+    top = ev.top_operator
+    if top and top.get("share", 0.0) > 0:
+        clause = (f"top operator: {top['name']} ({_pct(top['share'])} of task time, "
+                  f"{top.get('kind', 'estimated')}{', skewed' if top.get('skew') else ''})")
+        line = top.get("line")
+        if line:
+            text = line["text"] if len(line["text"]) <= 60 else line["text"][:57] + "..."
+            clause += f", cell line {line['line']}: {text}"
+        parts.append(clause)
     busy = ev.host_busy_share
     if busy is not None and busy >= SATURATED:
         core = shares.get("core_wait", 0.0)

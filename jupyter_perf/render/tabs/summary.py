@@ -98,8 +98,8 @@ def warnings_html(messages: list[str]) -> str:
 
 def summary_tab(a: Analysis, s: dict) -> TabPanel:
     run = a.run
-    hints = "".join(f"<li>{fmt.esc(h.get('hint') if isinstance(h, dict) else h)}</li>"
-                    for h in (s.get("hints") or []))
+    hints = "".join(f"<li>{fmt.esc(h.get('text') or h.get('hint') if isinstance(h, dict) else h)}"
+                    "</li>" for h in (s.get("hints") or []))
     verdict = (f"<div class='big'>{fmt.esc(s['verdict'])}</div>"
                + (f"<ul>{hints}</ul>" if hints else ""))
     legend = ("<div class='muted'>" + swatch(BY_KEY["cpu"].color, False) + "solid: measured by Spark · "

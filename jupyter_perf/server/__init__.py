@@ -24,7 +24,7 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 def _settings_class():
     """``c.JupyterPerf.*`` settings (traitlets), built lazily: traitlets is not imported
     by ``import jupyter_perf``."""
-    from traitlets import Unicode
+    from traitlets import Float, Unicode
     from traitlets.config import Configurable
 
     class JupyterPerf(Configurable):
@@ -35,6 +35,11 @@ def _settings_class():
             help="Run store the REST API reads. Empty (default): $JUPYTER_PERF_HOME if set, "
                  "else <jupyter data dir>/jupyter_perf, resolved on every request, the same "
                  "place kernels write to.")
+        report_cache_mb = Float(
+            512.0, config=True,
+            help="Most megabytes of rendered reports the server keeps (report.html in each run's "
+                 "directory); the least recently served are removed first and rendered again "
+                 "when asked. 0: keep none.")
 
     return JupyterPerf
 
@@ -44,7 +49,8 @@ def _load_jupyter_server_extension(server_app: Any) -> None:
     from .handlers import setup_handlers
 
     settings = _settings_class()(config=server_app.config, parent=server_app)
-    setup_handlers(server_app.web_app, store_dir=settings.store_dir)
+    setup_handlers(server_app.web_app, store_dir=settings.store_dir,
+                   report_cache_mb=settings.report_cache_mb)
     where = settings.store_dir or "$JUPYTER_PERF_HOME or <jupyter data dir>/jupyter_perf"
     server_app.log.info("Registered jupyter_perf server extension (run store: %s)", where)
 

@@ -18,7 +18,7 @@ from tornado.ioloop import IOLoop
 
 from .. import __version__
 from . import API_NAMESPACE
-from . import runs_api
+from . import report_cache, runs_api
 from .static import static_handlers
 
 #: A run id segment as it appears in the URL. Anything that is not a single path
@@ -32,6 +32,11 @@ class PerfHandler(APIHandler):
     @property
     def store_root(self) -> str | None:
         return self.settings.get("jupyter_perf", {}).get("store_dir") or None
+
+    @property
+    def report_cache_mb(self) -> float:
+        return self.settings.get("jupyter_perf", {}).get(
+            "report_cache_mb", report_cache.DEFAULT_LIMIT_MB)
 
     @property
     def contents_root(self) -> str | None:
@@ -144,11 +149,22 @@ class ReportHandler(PerfHandler):
     @tornado.web.authenticated
     async def get(self, run_id: str) -> None:
         refresh = self.get_query_argument("refresh", "") not in ("", "0", "false")
-        html, cached = await self.call(runs_api.report_html, self.store_root, run_id,
-                                       refresh=refresh)
+        html, cached = await self.call(runs_api.report, self.store_root, run_id,
+                                       refresh=refresh, cache_mb=self.report_cache_mb)
         self.set_header("Cache-Control", "no-store")
-        self.set_header("X-Jupyter-Perf-Report-Cache", "hit" if cached else "miss")
-        self.finish(html, set_content_type="text/html; charset=UTF-8")
+        self.set_header("X-Jupyter-Perf-Report-Cache", "miss" if cached is None else "hit")
+        html_type = "text/html; charset=UTF-8"
+        self.set_header("Content-Type", html_type)
+        if cached is None:
+            self.finish(html, set_content_type=html_type)
+            return
+        try:            # streamed from disk: no copy of a large report held in memory
+            while chunk := await IOLoop.current().run_in_executor(None, cached.read, 1 << 20):
+                self.write(chunk)
+                await self.flush()
+        finally:
+            cached.close()
+        self.finish(set_content_type=html_type)
 
 
 class ExportHandler(PerfHandler):
@@ -170,13 +186,15 @@ class ExportHandler(PerfHandler):
             raise PerfError(500, "this Jupyter server's contents manager has no root directory "
                                  "on disk; use `jupyter-perf report RUN_ID -o OUT.html` instead")
         data = await self.call(runs_api.export_report, self.store_root, run_id,
-                               body.get("path"), root)
+                               body.get("path"), root, cache_mb=self.report_cache_mb)
         self.write_json(data, status=201)
 
 
-def setup_handlers(web_app: tornado.web.Application, store_dir: str = "") -> None:
+def setup_handlers(web_app: tornado.web.Application, store_dir: str = "",
+                   report_cache_mb: float = report_cache.DEFAULT_LIMIT_MB) -> None:
     base_url = web_app.settings["base_url"]
-    web_app.settings["jupyter_perf"] = {"store_dir": store_dir}
+    web_app.settings["jupyter_perf"] = {"store_dir": store_dir,
+                                        "report_cache_mb": report_cache_mb}
     api = url_path_join(base_url, API_NAMESPACE)
     handlers = [
         (url_path_join(api, "version"), VersionHandler),

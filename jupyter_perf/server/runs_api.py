@@ -12,20 +12,16 @@ from __future__ import annotations
 
 import os
 import posixpath
-import threading
-from typing import Any
+from typing import Any, BinaryIO
 
-from .. import __version__
 from ..errors import one_line
 from ..store import RunStore, StoreError, home_dir, valid_run_id
-from ..atomic import ExportError, utf8_safe, write_export, write_text_atomic
+from ..atomic import ExportError, write_export
+from . import report_cache
 
 #: Largest page the list endpoint returns; the sidebar never needs more at once.
 MAX_LIMIT = 500
 DEFAULT_LIMIT = 50
-#: The cached report inside a run's directory, and the key that says what it was rendered from.
-REPORT_FILE = "report.html"
-REPORT_KEY_FILE = "report.key"
 
 
 class ApiError(Exception):
@@ -147,34 +143,7 @@ def delete_run(root: str | None, run_id: str) -> dict[str, Any]:
     return {"run_id": run_id, "deleted": True}
 
 
-# -- the report, cached inside the run directory ------------------------------------------
-_render_locks: dict[str, threading.Lock] = {}
-_render_locks_guard = threading.Lock()
-
-
-def _lock_for(key: str) -> threading.Lock:
-    with _render_locks_guard:
-        return _render_locks.setdefault(key, threading.Lock())
-
-
-def _cache_key(run_dir: str) -> str:
-    """What the cached report was rendered from: run.json's identity and our version.
-
-    ``RunStore.save`` replaces a run's whole directory, so a re-saved run has a
-    new run.json (new inode and mtime) and, usually, no old report beside it.
-    """
-    st = os.stat(os.path.join(run_dir, "run.json"))
-    return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}:{__version__}"
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except OSError:
-        return None
-
-
+# -- the report, cached inside the run directory (report_cache.py) -------------------------
 def render_report(run) -> str:
     """The standalone report HTML of a Run (the one public render entry point)."""
     from ..render import report_html
@@ -182,49 +151,53 @@ def render_report(run) -> str:
     return report_html(run)
 
 
-def report_html(root: str | None, run_id: str, refresh: bool = False) -> tuple[str, bool]:
-    """``GET runs/{id}/report``: (HTML, served_from_cache).
+def _render(store, run_id: str) -> str:
+    try:
+        run = store.load(run_id)
+    except KeyError:
+        raise _not_found(run_id) from None
+    except StoreError as exc:
+        raise _store_error(exc) from exc
+    try:
+        return render_report(run)
+    except Exception as exc:  # a bug in render must not look like a missing run
+        raise ApiError(500, f"could not render the report of run {run_id}: "
+                            f"{one_line(exc, limit=200)}; see the server log") from exc
 
-    The first request renders the report and writes ``runs/<id>/report.html``
-    atomically, with ``report.key``; later requests serve that file while the
-    key still matches (the run was not re-saved, the package version is the
-    same). ``refresh`` re-renders. Failing to write the cache is not an error.
-    """
+
+def report(root: str | None, run_id: str, refresh: bool = False,
+           cache_mb: float = report_cache.DEFAULT_LIMIT_MB) -> tuple[str | None, BinaryIO | None]:
+    """``GET runs/{id}/report``: (HTML just rendered, None) or (None, the cached file opened).
+
+    The first request renders the report (one render at a time in the server) and keeps it
+    as ``runs/<id>/report.html`` with ``report.key``; later requests get that file while the
+    key still matches (the run was not re-saved, the package version is the same), to stream
+    it. ``refresh`` re-renders. The cached reports of all runs total at most ``cache_mb``."""
     check_run_id(run_id)
     store = open_store(root)
-    try:
-        run_dir = store.run_dir(run_id)
-    except StoreError as exc:  # valid_run_id already passed; belt and braces
-        raise ApiError(400, str(exc)) from exc
-    html_path = os.path.join(run_dir, REPORT_FILE)
-    key_path = os.path.join(run_dir, REPORT_KEY_FILE)
-    with _lock_for(os.path.join(store.root, run_id)):
+    run_dir = store.run_dir(run_id)
+    with report_cache.run_lock(os.path.join(store.root, run_id)):
         try:
-            key = _cache_key(run_dir)
+            key = report_cache.cache_key(run_dir)
         except OSError:
             raise _not_found(run_id) from None
-        if not refresh and _read(key_path) == key:
-            cached = _read(html_path)
-            if cached is not None:
-                return cached, True
-        try:
-            run = store.load(run_id)
-        except KeyError:
-            raise _not_found(run_id) from None
-        except StoreError as exc:
-            raise _store_error(exc) from exc
-        try:
-            html = utf8_safe(render_report(run))     # lone surrogates in a label: U+FFFD
-        except Exception as exc:  # a bug in render must not look like a missing run
-            raise ApiError(500, f"could not render the report of run {run_id}: "
-                                f"{type(exc).__name__}: {str(exc)[:200]}; see the server log"
-                           ) from exc
-        try:
-            write_text_atomic(html_path, html)
-            write_text_atomic(key_path, key)
-        except OSError:
-            pass  # read-only store or the run was deleted meanwhile: serve it uncached
+        if not refresh:
+            fh = report_cache.open_cached(run_dir, key)
+            if fh is not None:
+                return None, fh
+        html = report_cache.render_once(lambda: _render(store, run_id))
+        report_cache.keep(store, run_dir, key, html, cache_mb)
+        return html, None
+
+
+def report_html(root: str | None, run_id: str, refresh: bool = False,
+                cache_mb: float = report_cache.DEFAULT_LIMIT_MB) -> tuple[str, bool]:
+    """The report as text: (HTML, served_from_cache) (see ``report``)."""
+    html, fh = report(root, run_id, refresh=refresh, cache_mb=cache_mb)
+    if fh is None:
         return html, False
+    with fh:
+        return fh.read().decode("utf-8"), True
 
 
 # -- export into the Jupyter contents root -----------------------------------------------
@@ -275,7 +248,8 @@ def check_inside(root_dir: str, rel_folder: str) -> str:
     return folder
 
 
-def export_report(root: str | None, run_id: str, path: str | None, contents_root: str) -> dict:
+def export_report(root: str | None, run_id: str, path: str | None, contents_root: str,
+                  cache_mb: float = report_cache.DEFAULT_LIMIT_MB) -> dict:
     """``POST runs/{id}/export`` on a plain file system root: write the report there, never
     through a symlink and never over a file that is not an export of this run (409)."""
     rel = export_path(path, run_id)
@@ -287,7 +261,7 @@ def export_report(root: str | None, run_id: str, path: str | None, contents_root
     target = os.path.join(folder, name)
     if os.path.isdir(target) and not os.path.islink(target):
         raise ApiError(400, f"{rel!r} is a folder; give a file name ending in .html")
-    html, _ = report_html(root, run_id)
+    html, _ = report_html(root, run_id, cache_mb=cache_mb)
     try:
         write_export(target, html, run_id)
     except ExportError as exc:

@@ -481,3 +481,35 @@ def cell_line(run: Run, execution_id: int) -> dict | None:
                 if 0 <= index < len(lines) and fn in lines[index]:
                     return {"line": number, "text": lines[index].strip()}
     return None
+
+
+# -- stages named by their operators ---------------------------------------------------
+def stage_operators(nodes: dict, limit: int = 6) -> dict[int, str]:
+    """Per stage id: its operators from input to output ("Scan parquet → Filter →
+    HashAggregate → Exchange"), wrappers left out; a shuffle reads at the start of a stage
+    and writes at its end."""
+    by_stage: dict[int, list[Node]] = {}
+    for n in nodes.values():
+        if STRUCTURAL.match(n.name):
+            continue
+        for s in {s for s, _ in n.stages}:
+            by_stage.setdefault(s, []).append(n)
+    out = {}
+    for s, members in by_stage.items():
+        keys = {n.key for n in members}
+
+        def depth(n: Node, seen=()) -> int:
+            below = [p for p in _producers(nodes, n) if p.key in keys and p.key not in seen
+                     and not (EXCHANGE.match(p.name) and _writes_in(nodes, p, keys))]
+            if EXCHANGE.match(n.name) and not _writes_in(nodes, n, keys):
+                return 0                                # read side: the stage's input
+            return 1 + max((depth(p, seen + (n.key,)) for p in below), default=0)
+
+        ordered = sorted(members, key=lambda n: (depth(n), n.execution_id, -n.node_id))
+        names = [n.name for n in ordered]
+        out[s] = " → ".join(names if len(names) <= limit else names[:limit - 1] + ["…"])
+    return out
+
+
+def _writes_in(nodes: dict, exchange: Node, keys: set) -> bool:
+    return any(p.key in keys for p in _producers(nodes, exchange))

@@ -18,7 +18,7 @@ from .stragglers import MIN_EXCESS_MS, THRESHOLD, analyze_stragglers, straggler_
 from .timeline import Timeline, build_timeline, parse_parent_ids
 from .hints import cause_hints, operator_hints
 from .operators import (OperatorResult, attribute, cell_line, has_python, plan_nodes,
-                        python_ms_per_task)
+                        python_ms_per_task, stage_operators)
 from .verdict import Evidence, Verdict, verdict
 from .whatif import ScenarioInputs, predict, scenario_durations
 
@@ -313,6 +313,11 @@ class Analysis:
         return ""
 
     @functools.cached_property
+    def stage_operators(self) -> dict[int, str]:
+        """Per stage id: its plan operators from input to output ('' for RDD stages)."""
+        return stage_operators(self.plan)
+
+    @functools.cached_property
     def hints(self) -> list[dict]:
         """Advice with values: ``{operator, text, setting, value, predicted_ms, cause}``,
         the operators' first (``analysis/hints.py``)."""
@@ -328,6 +333,7 @@ class Analysis:
         for rec in stages.to_dict("records"):
             row = {k: rec.get(k) for k in STAGE_KEYS}
             row.update(name=rec.get("name"), task_attempts=rec.get("task_attempts"),
+                       operators=self.stage_operators.get(int(rec["stage_id"]), ""),
                        killed_tasks=rec.get("killed_tasks"),
                        succeeded_tasks=rec.get("succeeded_tasks"),
                        shuffle_remote_bytes=rec.get("shuffle_remote_bytes"),

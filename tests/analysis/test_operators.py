@@ -272,3 +272,14 @@ def test_summary_with_operators_is_json():
     s = analyze(join_run()).summary()
     assert json.loads(json.dumps(s, allow_nan=False)) == s
     assert s["top_operator"]["breakdown"]["cpu"] > 0
+
+
+def test_stages_are_named_by_their_operators_from_input_to_output():
+    a = analyze(join_run())
+    names = a.stage_operators
+    assert names[0] == "Range → Exchange"
+    assert names[2] == "Exchange → Exchange → Sort → Sort → SortMergeJoin → …"
+    assert names[3] == "Exchange → HashAggregate"
+    s = a.summary()
+    assert {r["stage_id"]: r["operators"] for r in s["stages"]}[1] == "Range → Exchange"
+    assert analyze(make_run([task(0, 10)])).summary()["stages"][0]["operators"] == ""

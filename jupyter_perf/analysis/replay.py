@@ -135,8 +135,10 @@ def simulate_windows(durations: list[float], windows: tuple[np.ndarray, np.ndarr
 
 
 def replay(tl: Timeline, durations: np.ndarray, slots_factor: float = 1.0,
-           want_starts: bool = False) -> ReplayResult:
-    """Replay every group of ``tl`` with per-task-row ``durations`` (ms)."""
+           want_starts: bool = False, only: np.ndarray | None = None) -> ReplayResult:
+    """Replay every group of ``tl`` with per-task-row ``durations`` (ms); ``only``: a mask
+    of the groups worth simulating one task at a time (the others' makespans are then not
+    meaningful unless they fit one wave or one slot)."""
     G = tl.n_groups
     if G == 0:
         return ReplayResult(np.zeros(0), np.zeros(0) if want_starts else None)
@@ -161,7 +163,7 @@ def replay(tl: Timeline, durations: np.ndarray, slots_factor: float = 1.0,
         mask = np.repeat(one_slot, n_tasks)
         starts_sorted[mask] = (csum - base)[mask]
 
-    rest = np.flatnonzero(~(one_wave | one_slot))
+    rest = np.flatnonzero(~(one_wave | one_slot) & (True if only is None else only))
     for g in rest:
         lo, hi = int(tl.bounds[g]), int(tl.bounds[g + 1])
         d_g = d_sorted[lo:hi]

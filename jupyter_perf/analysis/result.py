@@ -110,10 +110,15 @@ class Analysis:
         """Predicted wall time (ms) with only the stragglers flagged in ``stragglers`` brought
         to their stage's median rate: the saving a verdict may attribute to them (the
         ``stragglers=False`` what-if evens out every task slower than the median)."""
+        tl = self.timeline
         flagged = self._stragglers[2]
-        if np.array_equal(flagged, self.timeline.duration):
+        changed = flagged != tl.duration
+        if not changed.any():
             return self.wall_ms
-        sim = self._replay_total(flagged, 1.0, flagged, False)
+        groups = np.zeros(tl.n_groups, dtype=bool)
+        groups[tl.group[changed]] = True          # only their groups need a new replay
+        r = replay(tl, flagged, 1.0, only=groups)
+        sim = float(np.where(groups, r.makespan, self.baseline.makespan).sum())
         return predict(self.actual_ms, self.driver_gap_ms, self.simulated_baseline_ms, sim)
 
     @functools.cached_property

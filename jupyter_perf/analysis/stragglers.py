@@ -106,26 +106,31 @@ def progress(d: np.ndarray, nbytes: np.ndarray, groups: _Groups,
     return {"ratio": ratio, "med_d": med_d, "med_rho": med_rho, "by_rate": by_rate}
 
 
-def classify(d, nbytes, p, ok, threshold=THRESHOLD, min_excess_ms=MIN_EXCESS_MS,
-             groups: "_Groups | None" = None) -> tuple[np.ndarray, np.ndarray]:
-    """(straggler, data skew) masks, from durations, bytes and the stage medians ``p``."""
+def bytes_ratio(nbytes, groups: _Groups, ok, by_rate) -> np.ndarray:
+    """Per task: its bytes over its stage's median bytes (0 where rate is by duration)."""
+    if not by_rate.any():
+        return np.zeros(len(nbytes))
+    med_b = np.nan_to_num(groups.median(nbytes, ok & by_rate)[groups.codes], nan=0.0)
+    return np.where(by_rate, _div(nbytes, med_b), 0.0)
+
+
+def classify(d, p, ok, b_ratio, threshold=THRESHOLD,
+             min_excess_ms=MIN_EXCESS_MS) -> tuple[np.ndarray, np.ndarray]:
+    """(straggler, data skew) masks, from durations, the stage medians ``p`` and the bytes
+    ratios ``b_ratio``."""
     excess = ok & (d > p["med_d"]) & (d - p["med_d"] >= min_excess_ms)
     dur_ratio = _div(d, p["med_d"])
     slow = excess & ((p["ratio"] > threshold) | (dur_ratio >= threshold))
-    by_rate = p["by_rate"]
-    if groups is not None and by_rate.any():
-        med_b = np.nan_to_num(groups.median(nbytes, ok & by_rate)[groups.codes], nan=0.0)
-        bytes_ratio = np.where(by_rate, _div(nbytes, med_b), 0.0)
-    else:
-        bytes_ratio = np.zeros(len(d))
-    skew = slow & by_rate & (dur_ratio >= threshold) & (bytes_ratio >= p["ratio"])
+    skew = slow & p["by_rate"] & (dur_ratio >= threshold) & (b_ratio >= p["ratio"])
     return slow & ~skew, skew
 
 
-def is_straggler(d, nbytes, groups, ok, threshold=THRESHOLD,
-                 min_excess_ms=MIN_EXCESS_MS) -> np.ndarray:
+def is_straggler(d, nbytes, groups, ok, threshold=THRESHOLD, min_excess_ms=MIN_EXCESS_MS,
+                 b_ratio: np.ndarray | None = None) -> np.ndarray:
     p = progress(d, nbytes, groups, ok)
-    return classify(d, nbytes, p, ok, threshold, min_excess_ms, groups)[0]
+    if b_ratio is None:
+        b_ratio = bytes_ratio(nbytes, groups, ok, p["by_rate"])
+    return classify(d, p, ok, b_ratio, threshold, min_excess_ms)[0]
 
 
 def fresh_executors(run: Run, lo: float) -> set[str]:
@@ -177,7 +182,8 @@ def analyze_stragglers(run: Run, tl: Timeline, per_task: pd.DataFrame,
     nbytes = (t["input_bytes"].to_numpy() + t["shuffle_read_bytes"].to_numpy()).astype("float64")
     groups = _Groups(codes, S)
     p = progress(d, nbytes, groups, ok)
-    strag, skew = classify(d, nbytes, p, ok, threshold, min_excess_ms, groups)
+    strag, skew = classify(d, p, ok, bytes_ratio(nbytes, groups, ok, p["by_rate"]),
+                           threshold, min_excess_ms)
     dur_ratio = _div(d, p["med_d"])
 
     # No-stragglers durations: slower than the median rate -> the median rate.
@@ -207,11 +213,14 @@ def analyze_stragglers(run: Run, tl: Timeline, per_task: pd.DataFrame,
             "shuffle_write": t["shuffle_write_time_ms"].to_numpy()[sub],
             "gc": t["gc_ms"].to_numpy()[sub],
         }
+        s_ratio = None          # bytes ratios do not change when a time is taken away
         for name, x in times.items():
             if not (x[s_strag] > 0).any():
                 continue
             dx = np.maximum(sd - np.minimum(x, sd), 0.0)
-            still = is_straggler(dx, sb, sg, sok, threshold, min_excess_ms)
+            if s_ratio is None:
+                s_ratio = bytes_ratio(sb, sg, sok, progress(dx, sb, sg, sok)["by_rate"])
+            still = is_straggler(dx, sb, sg, sok, threshold, min_excess_ms, s_ratio)
             causes[name][sub] = s_strag & ~still
         out_bytes = (t["output_bytes"].to_numpy() + t["shuffle_write_bytes"].to_numpy())[sub]
         out_bytes = out_bytes.astype("float64")
@@ -219,14 +228,16 @@ def analyze_stragglers(run: Run, tl: Timeline, per_task: pd.DataFrame,
             by_out = is_straggler(sd, out_bytes, sg, sok, threshold, min_excess_ms)
             has_out = np.bincount(sc[out_bytes > 0], minlength=S) > 0
             causes["output_skew"][sub] = s_strag & ~by_out & has_out[sc]
-        executor = t["executor_id"].astype(str).to_numpy()
-        fresh = np.isin(executor, list(fresh_executors(run, float(tl.window[0]))))
-        first_ever = _first_on_executor(np.zeros(n, dtype="int64"), executor, tl.launch,
-                                        tl.launch + d, ok) & fresh
-        first = first_ever[sub]
-        fmask = sok & first
-        among_first = is_straggler(sd, sb, sg, fmask, threshold, min_excess_ms)
-        causes["first_task_jit"][sub] = s_strag & first & ~among_first
+        ex_code, ex_names = pd.factorize(t["executor_id"].astype(str).to_numpy())
+        new_ex = set(fresh_executors(run, float(tl.window[0])))
+        fresh = np.array([e in new_ex for e in ex_names], dtype=bool)[ex_code]
+        if (s_strag & fresh[sub]).any():
+            first_ever = _first_on_executor(np.zeros(n, dtype="int64"), ex_code, tl.launch,
+                                            tl.launch + d, ok) & fresh
+            first = first_ever[sub]
+            fmask = sok & first
+            among_first = is_straggler(sd, sb, sg, fmask, threshold, min_excess_ms)
+            causes["first_task_jit"][sub] = s_strag & first & ~among_first
 
     cause_lists = [[c for c in CAUSES if causes[c][i]] for i in rows]
     df = pd.DataFrame({

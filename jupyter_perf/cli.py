@@ -74,13 +74,13 @@ def _parser() -> argparse.ArgumentParser:
 
 # ---------------------------------------------------------------------------
 def _ms(value: Any) -> str:
+    """A duration as the report and the sidebar write it (``render/fmt.py``)."""
+    from .render.fmt import ms
+
     try:
-        v = float(value)
+        return ms(float(value))
     except (TypeError, ValueError):
-        return "-"
-    if v != v:
-        return "-"
-    return f"{v / 1000:.2f} s" if v >= 1000 else f"{v:.0f} ms"
+        return ms(None)
 
 
 def _write(path: str, text: str, run_id: str, force: bool) -> str:

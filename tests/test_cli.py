@@ -90,3 +90,17 @@ def test_console_entry_point_never_prints_a_traceback(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert "not a rolled event log" in proc.stderr
+
+
+def test_runs_lists_durations_as_the_report_writes_them(capsys, jp_home):
+    from test_store import sample_run
+
+    from jupyter_perf.render import fmt
+    from jupyter_perf.store import RunStore
+
+    run = sample_run(label="formatted")
+    RunStore(str(jp_home)).save(run)
+    code, out, _ = cli(capsys, "runs")
+    assert code == 0
+    [line] = [line for line in out.splitlines() if run.run_id in line]
+    assert f" {fmt.ms(run.wall_ms)} " in line and "formatted" in line

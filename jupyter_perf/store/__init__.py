@@ -495,15 +495,15 @@ class RunStore:
         analysis summary (None if the analysis failed). ``KeyError`` if there is no such run."""
         row = self.get(run_id)
 
-        def read(folder: str) -> tuple[dict[str, Any], int, float]:
+        def read(folder: str) -> tuple[dict[str, Any], dict[str, Any]]:
             raw = rundir.read_meta(folder)
+            raw["run_id"] = run_id
             if row is not None:
-                return raw, row["num_tasks"] or 0, row["created_ms"]
-            return raw, rundir.count_tasks(folder), rundir.stored_ms(folder)
+                return raw, rundir.index_facts(raw, row["num_tasks"] or 0, row["created_ms"])
+            return raw, rundir.index_facts(raw, rundir.count_tasks(folder),
+                                           rundir.stored_ms(folder))
 
-        raw, num_tasks, created = self._read(run_id, read)
-        raw["run_id"] = run_id
-        facts = rundir.index_facts(raw, num_tasks, created)
+        raw, facts = self._read(run_id, read)      # a wrongly typed run.json: "damaged"
         out = {k: raw.get(k) for k in rundir.PUBLIC_META}
         out.update({k: facts[k] for k in rundir.DERIVED_META})
         out["summary"] = raw.get("summary")

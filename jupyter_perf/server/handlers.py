@@ -17,6 +17,7 @@ from jupyter_server.utils import url_path_join
 from tornado.ioloop import IOLoop
 
 from .. import __version__
+from ..errors import one_line
 from . import API_NAMESPACE
 from . import report_cache, runs_api
 from .static import static_handlers
@@ -70,7 +71,7 @@ class PerfHandler(APIHandler):
                     message = exc.log_message % exc.args if "%" in exc.log_message \
                         else exc.log_message
             else:
-                message = (f"internal error: {type(exc).__name__}: {exc}; "
+                message = (f"internal error: {one_line(exc)}; "
                            "see the Jupyter server log")
         self.set_header("Content-Type", "application/json")
         self.log.warning("jupyter_perf: %s %s -> %s %s", self.request.method,

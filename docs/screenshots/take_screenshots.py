@@ -38,7 +38,7 @@ def main(report: str, out: str) -> None:
             if name == "Stragglers":
                 rows = page.locator(".jp-stragglers .slick-row")
                 if rows.count():
-                    rows.first.locator(".slick-cell").nth(1).click()
+                    rows.first.locator(".slick-cell").first.click()
                     page.wait_for_timeout(300)
             if name == "What-if":
                 page.locator(".noUi-handle").first.focus()

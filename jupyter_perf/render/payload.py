@@ -8,7 +8,7 @@ so the JavaScript replay walks the arrays front to back. Two kinds of columns:
   the same numbers ``analysis.whatif.ScenarioInputs`` holds, encoded without loss
   (:mod:`.codec`);
 * **display columns** (float32 or small ints): launch offset, lane, stage, each breakdown
-  component of each attempt, bytes read, task id, index, attempt and flags — for bars and
+  component of each attempt, input and shuffle-read bytes, task id, index, attempt and flags — for bars and
   hover text only.
 
 ``meta`` (JSON) carries the group structure, the constants of ``predict``, lane labels and
@@ -118,8 +118,8 @@ def build(a: Analysis, lanes: Lanes | None = None) -> tuple[dict[str, np.ndarray
     arrays["lane"] = smallest_int(lanes.lane[order])
     arrays["stage"] = smallest_int(tl.stage_code[order]) if n else np.zeros(0, "uint8")
     components = component_columns(a, order, cols, arrays)
-    nbytes = (t["input_bytes"].to_numpy() + t["shuffle_read_bytes"].to_numpy())[order]
-    arrays["bytes"] = nbytes.astype("float32")
+    arrays["inb"] = t["input_bytes"].to_numpy(dtype="float64")[order].astype("float32")
+    arrays["shr"] = t["shuffle_read_bytes"].to_numpy(dtype="float64")[order].astype("float32")
     arrays["tid"] = t["task_id"].to_numpy()[order].astype("int32") if n else np.zeros(0, "int32")
     arrays["idx"] = smallest_int(t["index"].to_numpy()[order]) if n else np.zeros(0, "uint8")
     arrays["att"] = smallest_int(t["attempt"].to_numpy()[order]) if n else np.zeros(0, "uint8")

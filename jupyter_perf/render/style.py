@@ -13,5 +13,5 @@ CSS = f"""
  .jp .warn {{ color:#8a4b00; background:#fff6e5; padding:4px 8px; border-radius:3px; margin:2px 0 }}
  .jp .err {{ color:#a00 }}
  .jp .big {{ font-size:18px; font-weight:600 }}
- .jp pre {{ background:#f6f6f6; padding:6px; max-height:160px; overflow:auto; white-space:pre-wrap }}
+ .jp pre {{ background:#f6f6f6; padding:6px; white-space:pre-wrap }}
 """

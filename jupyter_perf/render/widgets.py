@@ -57,7 +57,7 @@ def timeline_legend(keys: Iterable[str] | None = None) -> str:
              "<span style='color:#9467bd'>dashed</span>: speculative · "
              "black outline: straggler · ✕ failed/killed · ◆ speculative")
     return ("<div>" + " &nbsp; ".join(items) + "</div><div class='muted'>"
-            f"Lighter, (est.) = estimated (not measured by Spark). {marks}</div>")
+            f"Lighter: estimated (not measured by Spark). {marks}</div>")
 
 
 def stacked_hbars(p, rows: dict[str, list]) -> None:
@@ -72,10 +72,19 @@ def stacked_hbars(p, rows: dict[str, list]) -> None:
            hatch_color="#444444", hatch_alpha=0.55, hatch_scale=8)
 
 
+KIND_WIDTH = {"text": 170, "int": 60}      # px; other kinds 80
+CHAR_PX = 7                                 # a header character at the table's font size
+
+
 def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, height: int,
-          name: str | None = None, **kw: Any) -> tuple[DataTable, ColumnDataSource]:
+          name: str | None = None, fit: bool = False, frozen: int = 1,
+          **kw: Any) -> tuple[DataTable, ColumnDataSource]:
     """``columns``: (field, title, kind) with kind ``text`` | ``int`` | ``ms`` | ``float`` |
-    ``pct`` | ``bytes``. Text cells use StringFormatter, which writes text, not markup."""
+    ``pct`` | ``bytes``. Text cells use StringFormatter, which writes text, not markup.
+
+    Every column is at least as wide as its header, so no header is cut. ``fit``: the columns
+    fill the table's width (small tables); otherwise a wide table scrolls sideways with its
+    first ``frozen`` columns kept in view."""
     cols = []
     # one formatter per kind and one (unused: tables are read-only) editor per table, each
     # serialised once and referenced by every column
@@ -85,12 +94,16 @@ def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, hei
         if kind not in formatters:
             formatters[kind] = (StringFormatter() if kind == "text" else
                                 NumberFormatter(format=NUMBER_FORMATS.get(kind, "0,0.00")))
-        width = {"text": 170, "int": 60}.get(kind, 85)
+        width = max(KIND_WIDTH.get(kind, 80), CHAR_PX * len(title) + 20)
         cols.append(TableColumn(field=field, title=title, formatter=formatters[kind],
                                 editor=editor, width=width))
     source = ColumnDataSource(data, name=(name + "-source") if name else None)
     kw.setdefault("sizing_mode", "stretch_width")
-    kw.setdefault("autosize_mode", "none")
+    # force_fit: the columns are scaled to fill the width ("fit_columns" and "fit_viewport"
+    # measure cell contents with SlickGrid code that throws "row is not defined" in Bokeh 3.9)
+    kw.setdefault("autosize_mode", "force_fit" if fit else "none")
+    if not fit and frozen:
+        kw.setdefault("frozen_columns", frozen)
     if name:
         kw.setdefault("css_classes", [name])
     t = DataTable(source=source, columns=cols, height=height, index_position=None,
@@ -98,5 +111,15 @@ def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, hei
     return t, source
 
 
-__all__ = ["div", "present_components", "share_styles", "stacked_hbars", "swatch", "table",
-           "timeline_legend", "ESTIMATED_HATCH"]
+def table_height(rows: int, cap: int = 420) -> int:
+    """Header plus every row, up to ``cap`` px (then the table scrolls)."""
+    return min(cap, 34 + 26 * max(1, rows))
+
+
+def stage_label(stage_id: int, attempt: int) -> str:
+    """"stage 5"; the attempt only when Spark retried the stage ("stage 5 (attempt 1)")."""
+    return f"stage {int(stage_id)}" + (f" (attempt {int(attempt)})" if int(attempt) > 0 else "")
+
+
+__all__ = ["div", "present_components", "share_styles", "stacked_hbars", "stage_label", "swatch",
+           "table", "table_height", "timeline_legend", "ESTIMATED_HATCH"]

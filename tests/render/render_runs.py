@@ -84,6 +84,24 @@ def with_speculative(run: Run) -> Run:
     return r
 
 
+def with_skipped(run: Run, n: int = 3) -> Run:
+    """``n`` SKIPPED stages (no task ran: Spark reused their shuffle output) listed by the last
+    job, as the REST API reports stages of a job that reran a shuffle it already had."""
+    r = copy.deepcopy(run)
+    st = r.stages
+    listed = [int(x) for ids in r.jobs["stage_ids"] for x in (ids or [])]
+    first = max([int(st["stage_id"].max())] + listed) + 1
+    extra = pd.DataFrame([{**st.iloc[0].to_dict(), "stage_id": first + k, "attempt": 0,
+                           "status": "SKIPPED", "num_tasks": 8, "parent_ids": []}
+                          for k in range(n)])
+    r.stages = pd.concat([st, extra], ignore_index=True)
+    jobs = r.jobs.copy()
+    last = jobs.index[-1]
+    jobs.at[last, "stage_ids"] = list(jobs.at[last, "stage_ids"]) + list(range(first, first + n))
+    r.jobs = jobs
+    return r
+
+
 def with_host_cpu(run: Run, cores: int = 16) -> Run:
     """Host CPU samples over the run's window: every other stage group ran with the host's
     cores all busy, the rest with 35% busy, so the floor binds some groups of a more-slots
@@ -104,4 +122,4 @@ def with_host_cpu(run: Run, cores: int = 16) -> Run:
 
 
 __all__ = ["HOSTILE", "hostile_copy", "pd", "skewed_join_run", "synthetic", "with_host_cpu",
-           "with_speculative"]
+           "with_skipped", "with_speculative"]

@@ -13,7 +13,8 @@ import pytest
 from jupyter_perf import render
 from jupyter_perf.analysis import analyze
 from jupyter_perf.render import fmt
-from render_runs import HOSTILE, hostile_copy, skewed_join_run, synthetic, with_speculative
+from render_runs import (HOSTILE, hostile_copy, skewed_join_run, synthetic, with_skipped,
+                         with_speculative)
 from whatif_vectors import expected, label, settings
 
 CHROMIUM = "/usr/bin/chromium"
@@ -72,7 +73,7 @@ def reports(real_run, tmp_path_factory):
     d = tmp_path_factory.mktemp("reports")
     out = {}
     for key, run in (("real", hostile_copy(real_run)),
-                     ("synthetic", with_speculative(synthetic(3000, 16, per_stage=400)))):
+                     ("synthetic", with_skipped(with_speculative(synthetic(3000, 16, per_stage=400))))):
         a = analyze(run)
         out[key] = (a, render.export(a, d / f"{key}.html"))
     return out
@@ -223,7 +224,7 @@ def test_hostile_strings_show_as_text_and_never_run(browser, reports):
     p.tab("Stragglers")
     if len(a.stragglers):
         page.locator(".jp-stragglers").get_by_text(f"{HOSTILE}host").filter(visible=True).first.wait_for(state="visible")
-        page.locator(".jp-stragglers .slick-row").first.locator(".slick-cell").nth(1).click()
+        page.locator(".jp-stragglers .slick-row").first.locator(".slick-cell").first.click()
         page.locator(".jp-straggler-selected").get_by_text(HOSTILE, exact=False).wait_for()
     p.tab("Memory")
     page.get_by_text(f"{HOSTILE}host").filter(visible=True).first.wait_for(state="visible")
@@ -234,6 +235,37 @@ def test_hostile_strings_show_as_text_and_never_run(browser, reports):
     assert p.external() == [] and p.errors == []
 
 
+def test_tables_keep_their_first_column_show_whole_headers_and_fold_skipped_stages(browser, reports):
+    a, path = reports["synthetic"]
+    p = Page(browser, path)
+    page = p.page
+    p.tab("Stages")
+    grid = page.locator(".jp-stages")
+    grid.locator(".slick-header-column").first.wait_for(state="visible")
+    # no header is cut ("stage median r", "durati" before)
+    cut = grid.locator(".slick-column-name").evaluate_all(
+        "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)")
+    assert cut == []
+    # scrolled to the far right, the stage column is still in view, beside the last column
+    right = grid.locator(".slick-viewport-top.slick-viewport-right")
+    assert right.evaluate("e => e.scrollWidth > e.clientWidth")             # it does scroll
+    right.evaluate("e => { e.scrollLeft = e.scrollWidth; }")
+    last = grid.get_by_text("spill (disk)", exact=True)
+    last.wait_for(state="visible")
+    box, first = grid.bounding_box(), grid.locator(".slick-viewport-left .slick-cell").first.bounding_box()
+    assert box["x"] <= first["x"] and first["x"] + first["width"] <= box["x"] + box["width"]
+    assert last.bounding_box()["x"] + last.bounding_box()["width"] <= box["x"] + box["width"] + 1
+    # SKIPPED stages are folded, with their count; one click shows them
+    n_run = sum(1 for r in a.summary()["stages"] if r["status"] != "SKIPPED")
+    rows = grid.locator(".slick-viewport-left .slick-row")
+    assert rows.count() == n_run
+    assert grid.get_by_text("SKIPPED").count() == 0
+    page.get_by_text("show the 3 skipped stages", exact=False).first.click()
+    grid.get_by_text("SKIPPED").first.wait_for(state="visible")
+    assert rows.count() == n_run + 3
+    assert p.errors == []
+
+
 def test_selecting_a_straggler_highlights_it_on_the_timeline(browser, reports):
     a, path = reports["synthetic"]
     assert len(a.stragglers)
@@ -241,7 +273,7 @@ def test_selecting_a_straggler_highlights_it_on_the_timeline(browser, reports):
     page = p.page
     p.tab("Stragglers")
     first = a.stragglers.iloc[0]
-    page.locator(".jp-stragglers .slick-row").first.locator(".slick-cell").nth(1).click()
+    page.locator(".jp-stragglers .slick-row").first.locator(".slick-cell").first.click()
     page.locator(".jp-straggler-selected").get_by_text(f"Task attempt {int(first['task_id'])}").wait_for()
     hl = page.evaluate("Bokeh.documents[0].get_model_by_name('jp-timeline-highlight').data_source.data")
     assert len(hl["left"]) == 1

@@ -4,7 +4,7 @@ import pandas as pd
 
 from jupyter_perf.analysis import analyze
 from jupyter_perf.render.tabs import memory, stages, timeline
-from render_runs import synthetic, with_speculative
+from render_runs import synthetic, with_skipped, with_speculative
 
 
 def test_stage_quantiles_and_breakdown():
@@ -44,3 +44,57 @@ def test_memory_tab_without_samples_and_with_spills():
     run.memory = pd.DataFrame()
     run.executors = run.executors.iloc[:0]
     assert memory.memory_tab(analyze(run)).title == "Memory"
+
+
+def test_stages_are_named_without_attempt_zero():
+    from jupyter_perf.render.widgets import stage_label
+    assert stage_label(5, 0) == "stage 5"
+    assert stage_label(5, 1) == "stage 5 (attempt 1)"
+    a = analyze(synthetic(1500, 8, per_stage=200))
+    panel = stages.stages_tab(a)
+    bars = next(iter(panel.select({"name": "jp-stage-bars"})))
+    assert all(f == "stage " + f.split()[1] for f in bars.y_range.factors)
+
+
+def test_skipped_stages_are_folded_with_their_count():
+    from bokeh.models import CheckboxGroup, DataTable
+    run = with_skipped(synthetic(1500, 8, per_stage=200), n=3)
+    a = analyze(run)
+    panel = stages.stages_tab(a)
+    t = next(iter(panel.select({"type": DataTable, "name": "jp-stages"})))
+    status = t.source.data["status"]
+    assert status.count("SKIPPED") == 3
+    assert t.view.filter.booleans == [s != "SKIPPED" for s in status]      # folded
+    toggle = next(iter(panel.select({"type": CheckboxGroup, "name": "jp-stages-skipped"})))
+    assert toggle.labels[0].startswith("show the 3 skipped stages") and toggle.active == []
+    bars = next(iter(panel.select({"name": "jp-stage-bars"})))
+    assert len(bars.y_range.factors) == len(status) - 3
+
+
+def test_counts_mean_the_same_in_every_place():
+    """Task attempts that ran: the Summary's count, the Jobs table's sum and the Stages table's
+    sum are one number; skipped stages count no attempt."""
+    from jupyter_perf.render.tabs import summary
+    run = with_skipped(synthetic(1500, 8, per_stage=200), n=2)
+    a = analyze(run)
+    s = a.summary()
+    jobs = summary.job_rows(a, s)
+    assert sum(jobs["attempts"]) == s["task_attempts"] == len(run.tasks)
+    assert sum(jobs["skipped"]) == 2
+    st = stages.stage_rows(a)
+    assert st["task_attempts"].sum() == s["task_attempts"]
+    assert f"{s['task_attempts']:,} task attempts that ran" in summary._key_numbers(a, s)
+
+
+def test_every_header_fits_and_wide_tables_keep_their_first_column():
+    from bokeh.models import DataTable
+    from jupyter_perf.render import report
+    from jupyter_perf.render.widgets import CHAR_PX
+    doc = report.report_document(analyze(with_skipped(with_speculative(synthetic(1500, 8, per_stage=200)))))
+    tables = list(doc.select({"type": DataTable}))
+    assert {t.name for t in tables} >= {"jp-stages", "jp-stragglers", "jp-jobs"}
+    for t in tables:
+        for c in t.columns:
+            assert c.width >= CHAR_PX * len(c.title) + 20, (t.name, c.title)
+        if t.autosize_mode == "none":
+            assert t.frozen_columns == 1, t.name

@@ -300,7 +300,7 @@ const JP = (() => {
       done[name] = decode(meta.cols[name], P, done);
     }
     Object.assign(D, done);
-    for (const name of ["start", "lane", "stage", "bytes", "tid", "idx", "att", "flags",
+    for (const name of ["start", "lane", "stage", "inb", "shr", "tid", "idx", "att", "flags",
                         "bounds", "slots"]) D[name] = get(P, name);
     const sg = get(P, "split_g"), sp = get(P, "split_pos"), so = get(P, "split_off"),
           sc = get(P, "split_codes");
@@ -463,11 +463,11 @@ const JP = (() => {
     }
     return {
       task: `${D.tid[i]} (index ${D.idx[i]}, attempt ${D.att[i]})`,
-      stage: `${M.stage_ids[c]} (attempt ${M.stage_attempts[c]})`,
+      stage: M.stage_attempts[c] > 0 ? `${M.stage_ids[c]} (attempt ${M.stage_attempts[c]})` : `${M.stage_ids[c]}`,
       exec: `${M.lane_exec[lane]} on ${M.lane_host[lane]}`,
       time: `${fmtMs(durMs)} from ${fixedEven(startMs / 1000, 3)} s`,
       parts: parts.join(" · ") || "–",
-      read: fmtBytes(D.bytes[i]),
+      read: `input ${fmtBytes(D.inb[i])} · shuffle read ${fmtBytes(D.shr[i])}`,
       notes: notes.join(", ") || "–",
     };
   }

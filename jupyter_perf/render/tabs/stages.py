@@ -4,13 +4,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import ColumnDataSource, HoverTool, TabPanel
+from bokeh.models import (BooleanFilter, CDSView, CheckboxGroup, CustomJS, HoverTool, TabPanel)
 from bokeh.plotting import figure
 
 from ...analysis import Analysis
 from ...analysis.components import COMPONENTS, KEYS
 from .. import fmt
-from ..widgets import div, stacked_hbars, swatch, table
+from ..widgets import div, stacked_hbars, stage_label, swatch, table, table_height
 
 QUANTILES = [("min", 0.0), ("p25", 0.25), ("p50", 0.5), ("p75", 0.75), ("p95", 0.95), ("max", 1.0)]
 MAX_BAR_STAGES = 40
@@ -45,13 +45,24 @@ def stage_rows(a: Analysis) -> pd.DataFrame:
     return st
 
 
+SKIPPED = "SKIPPED"
+
+_FOLD = """
+const show = toggle.active.includes(0);
+view.filter.booleans = skipped.map((s) => show || !s);
+t.height = Math.min(cap, 34 + 26 * Math.max(1, show ? skipped.length : shown));
+"""
+
+
 def stages_tab(a: Analysis) -> TabPanel:
     st = stage_rows(a)
     total = st["task_time_ms"].replace(0, np.nan)
+    status = st["status"].fillna("").astype(str)
+    skipped = (status == SKIPPED).tolist()
     data = {
         "stage_id": st["stage_id"].astype(int).tolist(),
         "attempt": st["attempt"].astype(int).tolist(),
-        "status": st["status"].fillna("").astype(str).tolist(),
+        "status": status.tolist(),
         "name": st["name"].fillna("").astype(str).tolist() if "name" in st else [""] * len(st),
         "task_attempts": st["task_attempts"].astype(int).tolist(),
         "failed_tasks": st["failed_tasks"].astype(int).tolist(),
@@ -67,30 +78,51 @@ def stages_tab(a: Analysis) -> TabPanel:
     for col in ("input_bytes", "shuffle_read_bytes", "shuffle_write_bytes", "output_bytes",
                 "memory_spilled_bytes", "disk_spilled_bytes"):
         data[col] = st[col].astype(float).tolist() if col in st else [0.0] * len(st)
-    cols = [("stage_id", "stage", "int"), ("attempt", "att.", "int"), ("status", "status", "text"),
-            ("name", "name", "text"), ("task_attempts", "tasks", "int"), ("failed_tasks", "failed", "int"),
-            ("task_time_ms", "task time ms", "ms")]
+    cols = [("stage_id", "stage", "int")]
+    if any(x > 0 for x in data["attempt"]):          # Spark retried a stage: say which attempt
+        cols.append(("attempt", "attempt", "int"))
+    cols += [("status", "status", "text"), ("name", "name", "text"),
+             ("task_attempts", "attempts that ran", "int"), ("failed_tasks", "failed", "int"),
+             ("task_time_ms", "task time ms", "ms")]
     cols += [(name, f"{name} ms", "ms") for name, _ in QUANTILES]
     cols += [(f"share_{k}", label, "pct") for k, label in share_cols]
     cols += [("share_overhead", "overhead", "pct"), ("input_bytes", "input", "bytes"),
              ("shuffle_read_bytes", "shuffle read", "bytes"),
              ("shuffle_write_bytes", "shuffle write", "bytes"), ("output_bytes", "output", "bytes"),
-             ("memory_spilled_bytes", "spill (mem)", "bytes"), ("disk_spilled_bytes", "spill (disk)", "bytes")]
-    t, _ = table(cols, data, height=min(420, 32 + 26 * max(1, len(st))), name="jp-stages")
+             ("memory_spilled_bytes", "spill (memory)", "bytes"),
+             ("disk_spilled_bytes", "spill (disk)", "bytes")]
+    n_skipped = sum(skipped)
+    shown = len(st) - n_skipped
+    t, _ = table(cols, data, height=table_height(shown), name="jp-stages")
+    parts = []
+    if n_skipped:
+        # SKIPPED stages (Spark reused their shuffle output; no task ran) are folded
+        t.view = CDSView(filter=BooleanFilter([not x for x in skipped]))
+        toggle = CheckboxGroup(labels=[f"show the {n_skipped} skipped stage{'s' if n_skipped > 1 else ''} "
+                                       "(Spark reused their output: no task ran)"],
+                               active=[], name="jp-stages-skipped")
+        toggle.js_on_change("active", CustomJS(args=dict(toggle=toggle, view=t.view, t=t,
+                                                         skipped=skipped, shown=shown, cap=420),
+                                               code=_FOLD))
+        parts.append(toggle)
     measured = ", ".join(c.short for c in COMPONENTS if c.in_run and not c.estimated)
     estimated = ", ".join(c.short for c in COMPONENTS if c.in_run and c.estimated)
     around = ", ".join(c.label for c in COMPONENTS if not c.in_run)
-    head = div("<b>Stages</b> <span class='muted'>task-time quantiles over task attempts (ms, "
-               f"finish − launch); breakdown shares of each stage's task time — {fmt.esc(measured)} "
-               f"measured by Spark, {fmt.esc(estimated)} estimated; overhead = {fmt.esc(around)}; "
-               "sums equal Spark's REST /stages. Click a header to sort.</span>")
-    return TabPanel(child=column(head, t, _stage_bars(st), sizing_mode="stretch_width"), title="Stages")
+    folded = f" {n_skipped} skipped stages are folded below the table." if n_skipped else ""
+    head = div(f"<b>Stages</b> <span class='muted'>{shown} stages ran.{folded} Task-time "
+               "quantiles over the attempts that ran (ms, finish − launch); breakdown shares of "
+               f"each stage's task time — {fmt.esc(measured)} measured by Spark, "
+               f"{fmt.esc(estimated)} estimated; overhead = {fmt.esc(around)}; sums equal "
+               "Spark's REST /stages. Click a header to sort; scroll sideways for more "
+               "columns (the stage stays in view).</span>")
+    return TabPanel(child=column(head, t, *parts, _stage_bars(st[~np.asarray(skipped, bool)]),
+                                 sizing_mode="stretch_width"), title="Stages")
 
 
 def _stage_bars(st: pd.DataFrame):
     top = st.sort_values("task_time_ms", ascending=False).head(MAX_BAR_STAGES)
     top = top.sort_values(["stage_id", "attempt"])
-    labels = [f"stage {s}.{t}" for s, t in zip(top["stage_id"], top["attempt"])]
+    labels = [stage_label(s, t) for s, t in zip(top["stage_id"], top["attempt"])]
     title = ("task time per stage" if len(st) <= MAX_BAR_STAGES else
              f"task time of the {MAX_BAR_STAGES} stages with the most (of {len(st)})")
     p = figure(y_range=list(reversed(labels)) or ["-"], height=max(120, 70 + 24 * len(labels)),

@@ -8,7 +8,7 @@ from bokeh.models import TabPanel
 
 from ...analysis import Analysis
 from ...analysis.stragglers import CAUSES
-from ..widgets import div, table
+from ..widgets import div, table, table_height
 
 MAX_ROWS = 5000
 
@@ -38,12 +38,12 @@ def stragglers_tab(a: Analysis, pos: np.ndarray, rows: np.ndarray):
         "pos": [int(pos[i]) if i >= 0 else -1 for i in r],
     }
     cols = [("stage_id", "stage", "int"), ("task_id", "task", "int"), ("index", "index", "int"),
-            ("attempt", "att.", "int"), ("executor_id", "executor", "text"), ("host", "host", "text"),
+            ("attempt", "attempt", "int"), ("executor_id", "executor", "text"), ("host", "host", "text"),
             ("kind", "kind", "text"), ("duration_ms", "duration ms", "ms"),
             ("stage_median_ms", "stage median ms", "ms"), ("rate_ratio", "rate / median", "float"),
-            ("duration_ratio", "duration / median", "float"), ("bytes_read", "read", "bytes"),
+            ("duration_ratio", "duration / median", "float"), ("bytes_read", "input + shuffle read", "bytes"),
             ("causes", "causes (each alone explains it)", "text"), ("data_skew", "data skew", "text")]
-    t, src = table(cols, data, height=min(460, 32 + 26 * max(1, len(shown))), name="jp-stragglers",
+    t, src = table(cols, data, height=table_height(len(shown), cap=460), name="jp-stragglers",
                    selectable=True, sortable=True)
     n_strag = int((s["kind"] == "straggler").sum()) if n else 0
     more = (f" Showing the {MAX_ROWS:,} with the largest excess over their stage median "

@@ -10,7 +10,7 @@ from bokeh.plotting import figure
 from ...analysis import Analysis
 from .. import fmt
 from ...analysis.components import BY_KEY
-from ..widgets import div, stacked_hbars, swatch, table
+from ..widgets import div, stacked_hbars, swatch, table, table_height
 
 
 def breakdown_bar(breakdown: dict[str, dict]):
@@ -52,18 +52,23 @@ def _key_numbers(a: Analysis, s: dict) -> str:
     st = s["stages"]
     tot = lambda key: sum((r.get(key) or 0) for r in st)  # noqa: E731
     failed = sum((r.get("failed_tasks") or 0) for r in st)
+    skipped = sum(1 for r in st if r.get("status") == "SKIPPED")
+    ran = len(st) - skipped
     ex = run.executors
     num = lambda col: pd.to_numeric(ex[col], errors="coerce").max() if not ex.empty and col in ex else None  # noqa: E731
     w = s["whatif"]
     rows = [
         ("wall time", f"<b>{fmt.ms(s['wall_ms'])}</b> (measured)"),
         ("tasks running", f"{fmt.ms(a.actual_ms)} · driver / no task running {fmt.ms(a.driver_gap_ms)}"),
-        ("work", f"{len(run.jobs)} jobs · {len(st)} stages · {s['task_attempts']:,} task attempts"
+        ("work", f"{len(run.jobs)} jobs · {ran} stages ran"
+                 f"{f' ({skipped} skipped: output reused)' if skipped else ''} · "
+                 f"{s['task_attempts']:,} task attempts that ran"
                  f"{f' ({failed} failed)' if failed else ''} · {s['slots']} slots"),
-        ("task time", f"{fmt.ms(s['task_time_ms'])} summed over attempts"),
-        ("data", f"read {fmt.nbytes(tot('input_bytes'))} · wrote {fmt.nbytes(tot('output_bytes'))} · "
-                 f"shuffled {fmt.nbytes(tot('shuffle_write_bytes'))} (remote "
-                 f"{fmt.nbytes(tot('shuffle_remote_bytes'))}) · spilled "
+        ("task time", f"{fmt.ms(s['task_time_ms'])} summed over the attempts that ran"),
+        ("data", f"input {fmt.nbytes(tot('input_bytes'))} · output {fmt.nbytes(tot('output_bytes'))} · "
+                 f"shuffle write {fmt.nbytes(tot('shuffle_write_bytes'))} · shuffle read "
+                 f"{fmt.nbytes(tot('shuffle_read_bytes'))} (remote "
+                 f"{fmt.nbytes(tot('shuffle_remote_bytes'))}) · spill "
                  f"{fmt.nbytes(tot('memory_spilled_bytes'))} memory / {fmt.nbytes(tot('disk_spilled_bytes'))} disk"),
         ("memory", f"peak executor JVM heap {fmt.nbytes(num('peak_jvm_heap_bytes'))} of "
                    f"{fmt.nbytes(num('jvm_heap_limit_bytes'))} · peak execution memory "
@@ -82,6 +87,40 @@ def _key_numbers(a: Analysis, s: dict) -> str:
     ]
     return "<table class='kv'>" + "".join(f"<tr><td class='muted'>{k}</td><td>{v}</td></tr>"
                                           for k, v in rows) + "</table>"
+
+
+def job_rows(a: Analysis, s: dict) -> dict[str, list]:
+    """Per job: stages that ran, stages skipped, and the task attempts that ran in them — the
+    same attempts the Summary counts (Spark's own per-job task count includes skipped stages).
+    A stage listed by several jobs belongs to the first (by submission) that lists it."""
+    run = a.run
+    status = {int(r["stage_id"]): str(r.get("status") or "") for r in s["stages"]}
+    attempts = run.tasks.groupby("stage_id").size().to_dict() if len(run.tasks) else {}
+    jobs = sorted(s["jobs"], key=lambda j: (pd.isna(j.get("submission_ms")),
+                                             j.get("submission_ms") or 0, j.get("job_id") or 0))
+    owner: dict[int, object] = {}
+    for j in jobs:
+        for sid in j.get("stage_ids") or []:
+            if status.get(int(sid)) != "SKIPPED":
+                owner.setdefault(int(sid), j.get("job_id"))
+    by_id = {j.get("job_id"): j for j in s["jobs"]}
+    frame = run.jobs
+    out: dict[str, list] = {k: [] for k in ("job_id", "description", "name", "status",
+                                            "duration_ms", "stages", "skipped", "attempts")}
+    for rec in frame.to_dict("records"):
+        j = by_id.get(rec.get("job_id"), {})
+        listed = list(dict.fromkeys(int(x) for x in (j.get("stage_ids") or [])))
+        mine = [x for x in listed if owner.get(x) == rec.get("job_id")]
+        jid = pd.to_numeric(rec.get("job_id"), errors="coerce")
+        out["job_id"].append(-1 if pd.isna(jid) else int(jid))
+        out["description"].append("" if pd.isna(rec.get("description")) else str(rec.get("description")))
+        out["name"].append("" if pd.isna(rec.get("name")) else str(rec.get("name")))
+        out["status"].append("" if pd.isna(rec.get("status")) else str(rec.get("status")))
+        out["duration_ms"].append(j.get("duration_ms") or 0.0)
+        out["stages"].append(len(mine))
+        out["skipped"].append(sum(1 for x in listed if status.get(x) == "SKIPPED"))
+        out["attempts"].append(int(sum(attempts.get(x, 0) for x in mine)))
+    return out
 
 
 def header_html(run, extra: str = "") -> str:
@@ -111,19 +150,15 @@ def summary_tab(a: Analysis, s: dict) -> TabPanel:
              div(_key_numbers(a, s))]
     jobs = run.jobs
     if len(jobs):
-        data = {
-            "job_id": pd.to_numeric(jobs["job_id"], errors="coerce").fillna(-1).astype(int).tolist(),
-            "description": jobs["description"].fillna("").astype(str).tolist(),
-            "name": jobs["name"].fillna("").astype(str).tolist(),
-            "status": jobs["status"].fillna("").astype(str).tolist(),
-            "duration_ms": [(j.get("duration_ms") or 0.0) for j in s["jobs"]],
-            "num_tasks": pd.to_numeric(jobs["num_tasks"], errors="coerce").fillna(0).astype(int).tolist(),
-        }
+        data = job_rows(a, s)
         t, _ = table([("job_id", "job", "int"), ("description", "description", "text"),
-                      ("name", "name", "text"), ("status", "status", "text"),
-                      ("duration_ms", "duration ms", "ms"), ("num_tasks", "tasks", "int")],
-                     data, height=min(220, 30 + 26 * len(jobs)), name="jp-jobs")
-        parts += [div("<b>Jobs</b>"), t]
+                      ("name", "call site", "text"), ("status", "status", "text"),
+                      ("duration_ms", "duration ms", "ms"), ("stages", "stages ran", "int"),
+                      ("skipped", "stages skipped", "int"),
+                      ("attempts", "task attempts that ran", "int")],
+                     data, height=table_height(len(jobs), cap=240), name="jp-jobs", fit=True)
+        parts += [div("<b>Jobs</b> <span class='muted'>a stage that several jobs share is "
+                      "counted in the first job that ran it; the others skipped it.</span>"), t]
     if run.source:
         parts.append(div(f"<b>Cell</b><pre>{fmt.esc(run.source)}</pre>"))
     return TabPanel(child=column(*parts, sizing_mode="stretch_width"), title="Summary")

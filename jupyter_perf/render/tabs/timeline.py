@@ -18,7 +18,7 @@ from bokeh.plotting import figure
 
 from ...analysis import Analysis
 from ..lanes import Lanes
-from ..widgets import div, present_components, timeline_legend
+from ..widgets import div, present_components, stage_label, timeline_legend
 
 DETAIL_LIMIT = 2000
 BINS = 160
@@ -26,7 +26,7 @@ MAX_BOUNDARY_STAGES = 400
 MAX_STAGE_ROWS = 6
 
 TASK_TOOLTIPS = [("task", "@task"), ("stage", "@stage"), ("executor", "@exec"), ("time", "@time"),
-                 ("breakdown", "@parts"), ("read", "@read"), ("notes", "@notes")]
+                 ("breakdown", "@parts"), ("data", "@read"), ("notes", "@notes")]
 AGG_TOOLTIPS = [("one bar for", "@count{0,0} task attempts (zoom in to see each)"),
                 ("span", "@left{0.000} – @right{0.000} s"), ("task time", "@busy{0,0.000} s"),
                 ("mostly", "@mostly (@share{0%})"), ("stages", "@smin – @smax"),
@@ -159,7 +159,7 @@ def timeline_tab(a: Analysis, lanes: Lanes, flags: np.ndarray) -> tuple[TabPanel
         src = ColumnDataSource({
             "left": stages["start"], "right": stages["end"],
             "bottom": -rows - 1 + 0.15, "top": -rows - 0.15,
-            "label": [f"stage {s} (attempt {t})" for s, t in zip(stages["stage_id"], stages["attempt"])],
+            "label": [stage_label(s, t) for s, t in zip(stages["stage_id"], stages["attempt"])],
             "name": stages["name"].tolist(), "tasks": stages["tasks"].astype(int).tolist(),
             "span": [f"{s:.3f}–{e:.3f} s" for s, e in zip(stages["start"], stages["end"])],
         })

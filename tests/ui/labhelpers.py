@@ -30,6 +30,28 @@ KERNEL_IDLE_JS = """() => {
 }"""
 
 
+#: Heights of a drawn report output (``.jp-perf-report-output``): its own, its Bokeh root's,
+#: and [scrollHeight, clientHeight] of the root, the renderer's node and the output area.
+REPORT_SIZES_JS = """el => {
+    const root = el.querySelector('.jp-perf-report-root');
+    const out = el.closest('.jp-OutputArea-output');
+    return {node: el.getBoundingClientRect().height,
+            root: root.getBoundingClientRect().height,
+            rootScroll: [root.scrollHeight, root.clientHeight],
+            outScroll: [out.scrollHeight, out.clientHeight],
+            nodeScroll: [el.scrollHeight, el.clientHeight]};
+}"""
+
+
+def assert_sized_to_content(report) -> None:
+    """The report output is as tall as the report, and nothing in it scrolls vertically."""
+    sizes = report.evaluate(REPORT_SIZES_JS)
+    assert sizes["root"] > 0 and abs(sizes["node"] - sizes["root"]) <= 1, sizes
+    for key in ("rootScroll", "outScroll", "nodeScroll"):
+        scroll, client = sizes[key]
+        assert scroll <= client + 1, (key, sizes)
+
+
 def require_browser() -> None:
     """Skip the calling module (at import) without Chromium or playwright."""
     import pytest

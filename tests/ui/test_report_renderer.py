@@ -15,7 +15,8 @@ from pathlib import Path
 import bokeh
 import pytest
 
-from labhelpers import KERNEL_IDLE_JS, TOKEN, notebook_js, open_page, require_browser, start_lab
+from labhelpers import (KERNEL_IDLE_JS, TOKEN, assert_sized_to_content, notebook_js, open_page,
+                        require_browser, start_lab)
 
 require_browser()
 
@@ -102,19 +103,7 @@ def test_renders_from_the_mime_output_sized_to_its_content(page):
     output = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output").filter(
         has=page.locator(".jp-perf-report-output")).first
     assert output.locator("iframe").count() == 0
-    sizes = first.evaluate("""el => {
-        const root = el.querySelector('.jp-perf-report-root');
-        const out = el.closest('.jp-OutputArea-output');
-        return {node: el.getBoundingClientRect().height,
-                root: root.getBoundingClientRect().height,
-                rootScroll: [root.scrollHeight, root.clientHeight],
-                outScroll: [out.scrollHeight, out.clientHeight],
-                nodeScroll: [el.scrollHeight, el.clientHeight]};
-    }""")
-    assert sizes["root"] > 0 and abs(sizes["node"] - sizes["root"]) <= 1, sizes
-    for key in ("rootScroll", "outScroll", "nodeScroll"):   # nothing scrolls inside
-        scroll, client = sizes[key]
-        assert scroll <= client + 1, (key, sizes)
+    assert_sized_to_content(first)
     # clicking a tab draws it in place (the document_ready callback ran: report.js is live)
     first.get_by_text("Stages", exact=True).first.click()
     first.get_by_text("stage", exact=False).first.wait_for(state="visible")
@@ -153,14 +142,17 @@ def _open(page, lab, name: str, nb: dict) -> None:
 
 
 def test_untrusted_notebook_shows_the_static_fallback(page, lab):
-    """A notebook from elsewhere (no signature: not trusted) never runs the renderer."""
+    """A notebook from elsewhere (no signature: not trusted) never runs the renderer: it shows
+    the static summary (sanitized HTML) the kernel put beside the payload."""
     from report_payload import bundle
 
     out = {"output_type": "display_data", "metadata": {}, "data": bundle("untrusted")}
     _open(page, lab, "untrusted.ipynb", _notebook(["x = 1"], [[out]]))
     panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
-    panel.locator(".jp-perf-static").wait_for(state="visible")
-    assert "static fallback" in panel.locator(".jp-OutputArea-output").first.inner_text()
+    static = panel.locator(".jp-OutputArea-output", has_text="Open this notebook in JupyterLab "
+                                                             "with jupyter-perf")
+    static.first.wait_for(state="visible")
+    assert "untrusted" in static.first.inner_text()        # the run's title, as text
     assert panel.locator(".jp-perf-report-output").count() == 0
 
 

@@ -31,10 +31,11 @@ KERNEL_IDLE_JS = """() => {
 
 
 #: Heights of a drawn report output (``.jp-perf-report-output``): its own, its Bokeh root's,
-#: and [scrollHeight, clientHeight] of the root, the renderer's node and the output area.
+#: and [scrollHeight, clientHeight] of the root, the renderer's node (which is the output
+#: element itself) and the output's row in the output area.
 REPORT_SIZES_JS = """el => {
     const root = el.querySelector('.jp-perf-report-root');
-    const out = el.closest('.jp-OutputArea-output');
+    const out = el.closest('.jp-OutputArea-child');   // the output's row in the area
     return {node: el.getBoundingClientRect().height,
             root: root.getBoundingClientRect().height,
             rootScroll: [root.scrollHeight, root.clientHeight],

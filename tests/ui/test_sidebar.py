@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_perf.atomic import EXPORT_MARKER
 from jupyter_perf.render import fmt
 from labhelpers import (KERNEL_IDLE_JS, REPO, TOKEN, api, notebook_js, open_page,
                         require_browser, start_lab)
@@ -206,8 +207,10 @@ def test_sidebar_end_to_end(lab, page):
         pytest.fail(f"no toast naming the exported file; toasts: {toasts!r}; "
                     f"file written: {exported.is_file()}; console: {page.console_messages[-10:]!r}")
     assert exported.is_file()
+    # the file is the report the server renders, with the export's marker line after it
     html = exported.read_text(encoding="utf-8")
-    assert html == api(lab, f"runs/{run_id}/report")
+    report = api(lab, f"runs/{run_id}/report")
+    assert html == report.rstrip("\n") + "\n" + EXPORT_MARKER.format(run_id=run_id) + "\n"
 
     # 7. A browser reload (the saved layout, no ?reset): everything comes back.
     page.goto(f"{lab['url']}/lab/tree/sidebar.ipynb?token={TOKEN}")
@@ -308,7 +311,8 @@ def test_live_progress_then_report(lab, page):
     # what remains: the report where the progress display was, then the cell's value
     outputs = output.locator(".jp-OutputArea-output")
     assert outputs.count() == 2
-    assert outputs.nth(0).locator(REPORT).count() == 1
+    assert outputs.nth(0).evaluate("(el, sel) => el.matches(sel) || !!el.querySelector(sel)",
+                                   REPORT)
     assert outputs.nth(1).inner_text().strip() == "8"
     assert report.count() == 1
     assert bar.count() == 0 and output.locator(".jupyter-widgets").count() == 0

@@ -1,9 +1,15 @@
 """The live progress display under a running ``%%perfmeasure`` cell.
 
-ipywidgets where a Jupyter front end can render them (one progress bar per
-active stage, jobs, elapsed time, executors and cores, peak executor memory);
-a plain-text display that is updated in place elsewhere. When the cell ends,
-the same output is replaced by the report, so nothing is left polling.
+One output, updated in place through its display id (``update_display_data``): one bar per
+active stage, jobs, elapsed time, executors and cores, peak executor memory, as HTML with a
+plain-text twin for front ends that show only text. When the cell ends, the same output is
+replaced by the report, so nothing is left polling.
+
+Why not ipywidgets: a widget is a comm. JupyterLab (4.4+) opens a kernel subshell for comms
+through the control channel, and the kernel's busy/idle answer to that request turns the
+notebook's kernel status to "idle" while the cell still runs; every widget left in the kernel
+is also restored, viewless, by each browser reload. Display updates carry no comm, need no
+front-end extension, and leave nothing behind in the kernel or the notebook.
 """
 from __future__ import annotations
 
@@ -14,37 +20,86 @@ from typing import Any
 
 from IPython.display import display
 
-from .collect.progress import ProgressSnapshot
+from .collect.progress import ProgressSnapshot, StageProgress
 from .render import fmt
 
-MAX_BARS = 8     # active stages shown as bars; the rest are summarised in one line
+MAX_BARS = 8     # stages shown as bars; the rest are summarised in one line
+TEXT_WIDTH = 30  # characters of a text bar
+
+# JupyterLab theme colours, with fallbacks for other front ends
+_COLOURS = {"running": "var(--jp-brand-color1, #1976d2)",
+            "done": "var(--jp-success-color1, #388e3c)",
+            "failed": "var(--jp-error-color1, #d32f2f)"}
+
+
+def shown_stages(snap: ProgressSnapshot) -> list[StageProgress]:
+    """The stages a display shows: the active ones while the cell runs, what ran at the end
+    (a skipped stage, its output reused, never starts a task)."""
+    if snap.finished:
+        return [s for s in snap.stages if s.completed or s.failed][-MAX_BARS:]
+    return snap.active_stages[:MAX_BARS]
+
+
+def _hidden(snap: ProgressSnapshot) -> int:
+    return 0 if snap.finished else max(len(snap.active_stages) - MAX_BARS, 0)
+
+
+def header_of(snap: ProgressSnapshot) -> str:
+    return (f"Spark: {snap.jobs_done}/{snap.jobs_started} jobs · {snap.elapsed_s:.0f} s · "
+            f"{snap.executors} executor(s), {snap.cores} cores · peak executor memory "
+            f"{fmt.nbytes(snap.peak_memory_bytes)}")
+
+
+def stage_line(s: StageProgress) -> str:
+    return (f"stage {s.stage_id}: {s.completed}/{s.num_tasks} done, {s.active} running"
+            + (f", {s.failed} failed" if s.failed else "") + f" — {s.name[:80]}")
+
+
+def _state(s: StageProgress) -> str:
+    return "failed" if s.failed else ("done" if s.done else "running")
 
 
 def text_of(snap: ProgressSnapshot) -> str:
-    lines = [f"Spark: {snap.jobs_done}/{snap.jobs_started} jobs · {snap.elapsed_s:.0f} s · "
-             f"{snap.executors} executor(s), {snap.cores} cores · peak executor memory "
-             f"{fmt.nbytes(snap.peak_memory_bytes)}"]
-    for s in snap.active_stages[:MAX_BARS]:
-        width = 30
-        filled = int(width * s.completed / s.num_tasks) if s.num_tasks else 0
-        lines.append(f"  stage {s.stage_id} [{'#' * filled}{'.' * (width - filled)}] "
-                     f"{s.completed}/{s.num_tasks} done, {s.active} running"
-                     + (f", {s.failed} failed" if s.failed else "") + f"  {s.name[:60]}")
-    hidden = len(snap.active_stages) - MAX_BARS
-    if hidden > 0:
-        lines.append(f"  … and {hidden} more active stages")
+    lines = [header_of(snap)]
+    for s in shown_stages(snap):
+        filled = int(TEXT_WIDTH * s.completed / s.num_tasks) if s.num_tasks else 0
+        lines.append(f"  [{'#' * filled}{'.' * (TEXT_WIDTH - filled)}] {stage_line(s)}")
+    if _hidden(snap):
+        lines.append(f"  … and {_hidden(snap)} more active stages")
     return "\n".join(lines)
 
 
+def html_of(snap: ProgressSnapshot) -> str:
+    """The display as HTML; every Spark-provided string (stage names) is escaped."""
+    rows = [f'<div class="jupyter-perf-progress-header">{html.escape(header_of(snap))}</div>']
+    for s in shown_stages(snap):
+        share = min(100.0, 100.0 * s.completed / s.num_tasks) if s.num_tasks else 0.0
+        state = _state(s)
+        rows.append(
+            f'<div class="jupyter-perf-progress-stage" data-stage="{s.stage_id}" '
+            f'data-state="{state}" style="display:flex;align-items:center;gap:8px;margin:2px 0">'
+            '<div role="progressbar" aria-valuemin="0" '
+            f'aria-valuemax="{max(s.num_tasks, 1)}" aria-valuenow="{s.completed}" '
+            'style="flex:0 0 40%;height:10px;border-radius:2px;'
+            'background:var(--jp-layout-color3, #ddd)">'
+            f'<div style="width:{share:.1f}%;height:100%;border-radius:2px;'
+            f'background:{_COLOURS[state]}"></div></div>'
+            f'<span class="jupyter-perf-progress-label">{html.escape(stage_line(s))}</span></div>')
+    if _hidden(snap):
+        rows.append(f"<div>… and {_hidden(snap)} more active stages</div>")
+    return ('<div class="jupyter-perf-progress" style="font-size:var(--jp-ui-font-size1, 13px);'
+            'color:var(--jp-ui-font-color1, inherit)">' + "".join(rows) + "</div>")
+
+
 def mode_for(shell: Any) -> str:
-    """'widget' in a Jupyter kernel, 'none' elsewhere; JUPYTER_PERF_PROGRESS=text|none forces
-    the plain-text display (front ends without widgets) or none."""
+    """'html' in a Jupyter kernel, 'none' elsewhere; JUPYTER_PERF_PROGRESS=html|text|none
+    forces the display (text: plain text only)."""
     forced = os.environ.get("JUPYTER_PERF_PROGRESS", "").strip().lower()
-    if forced in ("widget", "text", "none"):
+    if forced in ("html", "text", "none"):
         return forced
     if shell is None or type(shell).__name__ != "ZMQInteractiveShell":
         return "none"                      # a terminal: Spark work shows no cell to update
-    return "widget"
+    return "html"
 
 
 class LiveDisplay:
@@ -58,64 +113,33 @@ class LiveDisplay:
     def __init__(self, mode: str):
         self.mode = mode
         self.updates = 0
+        self.last: ProgressSnapshot | None = None
         self._lock = threading.Lock()
         self._handle = None
         self._shown = False
-        self._box = None
-        self._bars: dict[int, Any] = {}
 
-    def _show(self) -> None:
-        self._shown = True
-        if self.mode == "widget":
-            import ipywidgets as w
-
-            self._w = w
-            self._header = w.HTML("Spark: starting…")
-            self._box = w.VBox([self._header])
-            self._handle = display(self._box, display_id=True)
-        elif self.mode == "text":
-            self._handle = display({"text/plain": "Spark: starting…"}, raw=True, display_id=True)
+    def _bundle(self, snap: ProgressSnapshot) -> dict[str, str]:
+        text = text_of(snap)
+        rich = html_of(snap) if self.mode == "html" else f"<pre>{html.escape(text)}</pre>"
+        return {"text/plain": text, "text/html": rich}
 
     def update(self, snap: ProgressSnapshot) -> None:
         with self._lock:
             if not self._shown:
                 if not snap.jobs_started or snap.finished:
                     return
-                self._show()
+                self._shown = True
+                self._handle = display(self._bundle(snap), raw=True, display_id=True)
+            else:
+                self._handle.update(self._bundle(snap), raw=True)
             self.updates += 1
-            if self.mode == "widget":
-                self._update_widgets(snap)
-            elif self.mode == "text" and self._handle is not None:
-                text = text_of(snap)
-                self._handle.update({"text/plain": text,
-                                     "text/html": f"<pre>{html.escape(text)}</pre>"}, raw=True)
-
-    def _update_widgets(self, snap: ProgressSnapshot) -> None:
-        w = self._w
-        self._header.value = html.escape(text_of(snap).splitlines()[0])
-        if snap.finished:   # what ran; a skipped stage (its output reused) never starts a task
-            shown = [s for s in snap.stages if s.completed or s.failed][-MAX_BARS:]
-        else:
-            shown = snap.active_stages[:MAX_BARS]
-        for s in shown:
-            bar = self._bars.get(s.stage_id)
-            if bar is None:
-                bar = w.IntProgress(min=0, max=max(s.num_tasks, 1), bar_style="info",
-                                    layout=w.Layout(width="60%"))
-                label = w.Label()
-                self._bars[s.stage_id] = (bar, label)
-            bar, label = self._bars[s.stage_id]
-            bar.max = max(s.num_tasks, 1)
-            bar.value = s.completed
-            bar.bar_style = "danger" if s.failed else ("success" if s.done else "info")
-            label.value = (f"stage {s.stage_id}: {s.completed}/{s.num_tasks} done, {s.active} "
-                           f"running{f', {s.failed} failed' if s.failed else ''} — {s.name[:80]}")
-        rows = [w.HBox([self._bars[s.stage_id][0], self._bars[s.stage_id][1]]) for s in shown]
-        self._box.children = [self._header, *rows]
+            self.last = snap
 
     def state(self) -> dict[int, tuple[int, int]]:
-        """Stage id -> (value, max) of each progress bar (for tests and debugging)."""
-        return {k: (bar.value, bar.max) for k, (bar, _) in self._bars.items()}
+        """Stage id -> (completed, tasks) of each bar shown last (for tests and debugging)."""
+        if self.last is None:
+            return {}
+        return {s.stage_id: (s.completed, s.num_tasks) for s in shown_stages(self.last)}
 
     def replace(self, bundle: dict[str, str] | None, message: str = "") -> None:
         """Put the report (or a one-line message) where the progress display was."""
@@ -126,14 +150,7 @@ class LiveDisplay:
                 bundle = {"text/plain": message}
             if self._handle is not None:
                 self._handle.update(bundle, raw=True)
+            elif message and "text/html" not in bundle:
+                print(message)
             else:
-                if message and "text/html" not in bundle:
-                    print(message)
-                else:
-                    display(bundle, raw=True)
-            if self._box is not None:
-                for bar, label in self._bars.values():
-                    bar.close()
-                    label.close()
-                self._box.close()
-                self._box = None
+                display(bundle, raw=True)

@@ -1,4 +1,4 @@
-"""Live progress while a measured cell runs (real Spark, real ipywidgets objects)."""
+"""Live progress while a measured cell runs (real Spark; the display as the kernel sends it)."""
 from __future__ import annotations
 
 import threading
@@ -8,7 +8,9 @@ import pytest
 
 from sparkhelpers import run_cell
 from jupyter_perf.collect import Window
-from jupyter_perf.live import LiveDisplay, text_of
+from jupyter_perf.collect.progress import ProgressSnapshot, StageProgress
+from jupyter_perf.render import fmt
+from jupyter_perf.live import LiveDisplay, html_of, text_of
 
 THREADS = ("jupyter-perf-progress", "jupyter-perf-memory-sampler")
 
@@ -24,7 +26,7 @@ def shell(ipshell, spark_local):
 
 
 def test_display_reaches_every_stage_and_ends_at_100_percent(spark_local):
-    live = LiveDisplay("widget")
+    live = LiveDisplay("html")
     seen: list = []
 
     def on_update(snap):
@@ -49,7 +51,7 @@ def test_display_reaches_every_stage_and_ends_at_100_percent(spark_local):
 
 
 def test_ten_thousand_tasks_give_a_bounded_number_of_updates(spark_local):
-    live = LiveDisplay("widget")
+    live = LiveDisplay("html")
     window = Window(spark_local, on_progress=live.update).start()
     t0 = time.monotonic()
     assert spark_local.range(0, 10_000, 1, 10_000).count() == 10_000
@@ -70,3 +72,17 @@ def test_failing_and_interrupted_cells_leave_no_poller(shell, monkeypatch):
     assert result.error_in_exec is None and not our_threads()
     # the progress text was replaced by the report in the same display
     assert "jupyter-perf-report" in cap.outputs[-1].data["text/html"]
+
+
+
+def test_the_html_display_escapes_spark_strings_and_shows_every_stage():
+    hostile = "<img src=x onerror=alert(1)> collect at <cell>:1"
+    snap = ProgressSnapshot(elapsed_s=3.2, jobs_started=2, jobs_done=1, executors=1, cores=2,
+                            peak_memory_bytes=3 * 2**20, stages=[
+                                StageProgress(4, hostile, 8, 3, 2, 0),
+                                StageProgress(5, "count at x", 4, 1, 1, 1)])
+    page = html_of(snap)
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert 'aria-valuenow="3"' in page and 'aria-valuemax="8"' in page
+    assert 'data-stage="5" data-state="failed"' in page and "1 failed" in page
+    assert "1/2 jobs" in page and fmt.nbytes(3 * 2**20) in text_of(snap)

@@ -17,9 +17,10 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 class Cell:
     """Every iopub message of one execute request, and its reply."""
 
-    def __init__(self, reply: dict, messages: list[dict]):
+    def __init__(self, reply: dict, messages: list[dict], open_comms: dict):
         self.reply = reply
         self.messages = messages
+        self.open_comms = open_comms
 
     @property
     def count(self) -> int:
@@ -49,7 +50,10 @@ def kernel(tmp_path_factory):
         messages: list[dict] = []
         reply = kc.execute_interactive(code, timeout=timeout, output_hook=messages.append,
                                        allow_stdin=False)
-        return Cell(reply, messages)
+        comms = kc.comm_info()              # what a reloaded page would find and restore
+        info = kc.get_shell_msg(timeout=60)
+        assert info["parent_header"]["msg_id"] == comms
+        return Cell(reply, messages, info["content"]["comms"])
 
     run("%load_ext jupyter_perf")
     yield run
@@ -78,3 +82,28 @@ def test_a_failing_cell_shows_the_users_frames_under_its_own_number(kernel):
     assert "run_cell_magic" not in text and "jupyter_perf" not in text, text
     assert "skipping hidden" not in text
     assert text.rstrip().endswith("ValueError: boom in the cell")
+
+
+#: 8 tasks sleeping 600 ms each on the embedded session's cores: several progress updates.
+SLOW = ("%%perfmeasure\nspark.range(0, 8, 1, 8).selectExpr(\"id % 2 AS k\", "
+        "\"java_method('java.lang.Thread', 'sleep', cast(600 as bigint)) AS s\")"
+        ".groupBy('k').agg({'s': 'count'}).collect()\n")
+
+
+def test_the_live_display_opens_no_comm_and_the_kernel_stays_busy(kernel):
+    cell = kernel(SLOW)
+    assert cell.reply["content"]["status"] == "ok"
+    shown = [m for m in cell.of_type("display_data") + cell.of_type("update_display_data")
+             if "jupyter-perf-progress" in m["content"]["data"].get("text/html", "")]
+    assert shown, "the live display never appeared"
+    assert any(m["msg_type"] == "update_display_data" for m in shown)     # updated in place
+    # the report replaced it in the same output
+    display_id = shown[0]["content"]["transient"]["display_id"]
+    last = [m for m in cell.of_type("update_display_data")
+            if m["content"]["transient"]["display_id"] == display_id][-1]
+    assert "jupyter-perf-progress" not in last["content"]["data"].get("text/html", "")
+    # no comm: nothing for a front end to route through a subshell (whose control-channel
+    # status turns the notebook "idle" mid-cell), nothing left for a reload to restore
+    assert not [m for m in cell.messages if m["msg_type"].startswith("comm_")]
+    assert cell.open_comms == {}
+    assert [m["content"]["execution_state"] for m in cell.of_type("status")] == ["busy", "idle"]

@@ -28,8 +28,8 @@ def main() -> None:
     parser.add_argument("--master", default="local[*]")
     args = parser.parse_args()
     os.environ.setdefault("JUPYTER_PERF_HOME", tempfile.mkdtemp(prefix="jp-overhead-"))
-    # the live progress display runs too (poller + ipywidgets updates), as in a notebook
-    os.environ.setdefault("JUPYTER_PERF_PROGRESS", "widget")
+    # the live progress display runs too (poller + display updates), as in a notebook
+    os.environ.setdefault("JUPYTER_PERF_PROGRESS", "html")
 
     from IPython.testing.globalipapp import start_ipython
 

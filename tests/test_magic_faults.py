@@ -16,7 +16,8 @@ from sparkhelpers import run_cell
 
 pytestmark = pytest.mark.spark4
 
-FAILING = "%%perfmeasure\nspark.range(0, 100, 1, 2).count()\nraise ValueError('boom from the cell')\n"
+FAILING = ("%%perfmeasure\nspark.range(0, 100, 1, 2).count()\n"
+           "raise ValueError('boom from the cell')\n")
 
 
 @pytest.fixture(scope="module")

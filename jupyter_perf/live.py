@@ -18,7 +18,7 @@ import os
 import threading
 from typing import Any
 
-from IPython.display import display
+from IPython.display import DisplayHandle, display
 
 from .collect.progress import ProgressSnapshot, StageProgress
 from .render import fmt
@@ -129,7 +129,8 @@ class LiveDisplay:
                 if not snap.jobs_started or snap.finished:
                     return
                 self._shown = True
-                self._handle = display(self._bundle(snap), raw=True, display_id=True)
+                self._handle = DisplayHandle()     # (displays nothing outside IPython)
+                self._handle.display(self._bundle(snap), raw=True)
             else:
                 self._handle.update(self._bundle(snap), raw=True)
             self.updates += 1

@@ -130,7 +130,10 @@ class ProgressPoller(PeriodicSampler):
         if snap.key() != self._last_key:
             self._last_key = snap.key()
             self.updates += 1
-            self.on_update(snap)
+            try:
+                self.on_update(snap)
+            except Exception as exc:   # a broken display must not stop the measurement
+                self.error = f"progress display: {one_line(exc)}"
 
     def stop(self) -> ProgressSnapshot | None:
         """Stop polling (no thread is left behind) and deliver one final snapshot."""

@@ -1,10 +1,14 @@
-"""Timeline lanes: one per executor slot, assigned from the real schedule.
+"""Timeline lanes: one per executor core, assigned from the real schedule.
 
 Per executor, task attempts (in launch order) are packed onto that executor's cores: each
-takes the lowest-numbered lane that is free at its launch. When more attempts overlap than
-the executor has cores (clock skew, an unknown core count, the driver counted in local
-mode), extra lanes are opened rather than drawing two tasks on top of each other; the lane
-label then says ``overflow``.
+takes the lowest-numbered lane that is free at its launch. An executor never gets more lanes
+than its cores (the replay's cap, ``analysis/timeline.py``): when an attempt launches while
+all of its executor's lanes still look busy, it goes on the lane that frees first. That
+happens because Spark stamps a task's finish when the driver has fetched its result, after
+the executor already freed the core and launched the next task; the attempt is drawn on that
+core, overlapping the previous one by the lag, and ``Lanes.lagged`` / ``max_lag_ms`` say how
+often and by how much (the Timeline tab prints it). Only an executor whose core count is
+unknown gets as many lanes as it had attempts running at once.
 """
 from __future__ import annotations
 
@@ -24,6 +28,8 @@ class Lanes:
     executor: list[str]       # per lane: executor id
     host: list[str]           # per lane
     first_lane: dict          # executor id -> its first lane
+    lagged: int = 0           # attempts launched before their lane's previous finish stamp
+    max_lag_ms: float = 0.0   # the largest such overlap
 
     @property
     def count(self) -> int:
@@ -49,26 +55,31 @@ def assign_lanes(run: Run, launch: np.ndarray, duration: np.ndarray) -> Lanes:
     lane_exec: list[str] = []
     lane_host: list[str] = []
     first: dict[str, int] = {}
+    lagged, max_lag = 0, 0.0
     if n == 0:
         return Lanes(lane, labels, lane_exec, lane_host, first)
     codes, uniq = pd.factorize(executors, sort=False)
-    # executors in order of their first task
     order_ex = sorted(range(len(uniq)), key=lambda c: _exec_sort_key(str(uniq[c])))
     end = launch + duration
+    task_ids = t["task_id"].to_numpy()
     for c in order_ex:
         name = str(uniq[c])
         rows = np.flatnonzero(codes == c)
-        rows = rows[np.lexsort((t["task_id"].to_numpy()[rows], launch[rows]))]
-        nominal = max(cores.get(name, 0), 1)
-        free: list[int] = list(range(nominal))          # lane numbers free now
+        rows = rows[np.lexsort((task_ids[rows], launch[rows]))]
+        cap = cores.get(name, 0)                        # 0: unknown, no cap
+        free: list[int] = list(range(max(cap, 1)))      # lane numbers free now
         busy: list[tuple[float, int]] = []              # (end, local lane)
-        opened = nominal
+        opened = max(cap, 1)
         local = np.empty(len(rows), dtype="int64")
         for j, (s, e) in enumerate(zip(launch[rows].tolist(), end[rows].tolist())):
             while busy and busy[0][0] <= s:
                 heapq.heappush(free, heapq.heappop(busy)[1])
             if free:
                 k = heapq.heappop(free)
+            elif cap > 0:                   # the finish stamp lags: the lane that frees first
+                prev_end, k = heapq.heappop(busy)
+                lagged += 1
+                max_lag = max(max_lag, prev_end - s)
             else:
                 k = opened
                 opened += 1
@@ -79,11 +90,10 @@ def assign_lanes(run: Run, launch: np.ndarray, duration: np.ndarray) -> Lanes:
         lane[rows] = base + local
         host = hosts[rows[0]] if len(rows) else ""
         for k in range(opened):
-            extra = " (overflow)" if k >= nominal else ""
-            labels.append(f"exec {name} · core {k}{extra}")
+            labels.append(f"exec {name} · core {k}")
             lane_exec.append(name)
             lane_host.append(host)
-    return Lanes(lane, labels, lane_exec, lane_host, first)
+    return Lanes(lane, labels, lane_exec, lane_host, first, lagged, float(max_lag))
 
 
 def _exec_sort_key(name: str):

@@ -78,7 +78,8 @@ def report_document(a: Analysis) -> Document:
     cb = CustomJS(args=dict(
         P=arrays, M=payload.meta_json(meta), state=w.state, tl=_parts(tlp), sim=_parts(w.sim),
         disk=w.disk, network=w.network, slots=w.slots, toggles=w.toggles, out=w.out,
-        strag=strag_src, selected=strag_info, LIMIT=DETAIL_LIMIT, BINS=BINS), code=js_source())
+        strag=strag_src, selected=strag_info, LIMIT=DETAIL_LIMIT, BINS=BINS,
+        simAxis=w.sim.fig.yaxis[0]), code=js_source())
     for widget in (w.disk, w.network, w.slots):
         widget.js_on_change("value", cb)
     w.toggles.js_on_change("active", cb)

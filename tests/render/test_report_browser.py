@@ -138,6 +138,11 @@ def test_every_tab_renders(browser, reports):
     p.tab("Timeline")
     assert f"{n} of {n} task attempts in view, drawn as {n} single bars" in \
         page.locator(".jp-timeline-status .jp").inner_text()
+    # local[2]: two lanes, never an "overflow" lane (Spark's lagging finish stamps included)
+    labels = page.evaluate("""() => { const f = Bokeh.documents[0].get_model_by_name('jp-timeline');
+        const ax = f.left.find((m) => m.major_label_overrides !== undefined);
+        return [...ax.major_label_overrides.values()].filter((l) => l.includes('core')); }""")
+    assert len(labels) == a.run.slots == 2 and not any("overflow" in x for x in labels)
     assert p.errors == []
 
 
@@ -263,6 +268,52 @@ def test_tables_keep_their_first_column_show_whole_headers_and_fold_skipped_stag
     page.get_by_text("show the 3 skipped stages", exact=False).first.click()
     grid.get_by_text("SKIPPED").first.wait_for(state="visible")
     assert rows.count() == n_run + 3
+    assert p.errors == []
+
+
+def test_simulated_timeline_labels_every_lane_and_drops_removed_time(browser, reports):
+    from jupyter_perf.analysis.components import BY_KEY
+    a, path = reports["synthetic"]
+    p = Page(browser, path)
+    page = p.page
+    p.tab("What-if")
+    measured_slots = int(a.timeline.group_slots.max())
+    axis = """() => { const f = Bokeh.documents[0].get_model_by_name('jp-sim');
+        const ax = f.left.find((m) => m.major_label_overrides !== undefined);
+        return {ticks: ax.ticker.ticks, labels: [...ax.major_label_overrides.values()]}; }"""
+    handles = page.locator(".noUi-handle")
+    handles.nth(2).wait_for(state="visible")
+    handles.nth(2).focus()
+    page.keyboard.press("End")                                          # slots ×4
+    page.wait_for_function(f"() => {STATE}.slots_factor[0] === 4")
+    page.wait_for_function(f"() => ({axis})().labels.length > {min(measured_slots, 40)}")
+    got = page.evaluate(axis)
+    n = 4 * measured_slots
+    step = 1 if n <= 40 else -(-n // 40)
+    assert got["labels"] == [f"slot {k}" for k in range(0, n, step)]
+    assert got["ticks"] == [k + 0.5 for k in range(0, n, step)]
+    handles.nth(2).focus()
+    page.keyboard.press("Home")                                         # slots ×0.5
+    page.wait_for_function(f"() => {STATE}.slots_factor[0] === 0.5")
+    page.wait_for_function(f"() => ({axis})().labels.length === {max(1, round(measured_slots * 0.5))}")
+    assert p.errors == []
+    # the real run (every attempt drawn as its own bar): disk ∞ removes shuffle write
+    a, path = reports["real"]
+    assert a.breakdown["shuffle_write"]["ms"] > 0
+    p = Page(browser, path)
+    page = p.page
+    p.tab("What-if")
+    colors = """() => { const f = Bokeh.documents[0].get_model_by_name('jp-sim');
+        const out = new Set();
+        for (const r of f.renderers) { const d = r.data_source.data;
+          if (d.color && d.alpha && d.count === undefined) for (const c of d.color) out.add(c); }
+        return [...out]; }"""
+    page.wait_for_function(f"() => ({colors})().length > 0")
+    assert BY_KEY["shuffle_write"].color in page.evaluate(colors)
+    page.locator(".noUi-handle").first.focus()
+    page.keyboard.press("End")                                          # disk ∞
+    page.wait_for_function(f"() => !({colors})().includes('{BY_KEY['shuffle_write'].color}')")
+    assert BY_KEY["cpu"].color in page.evaluate(colors)
     assert p.errors == []
 
 

@@ -29,17 +29,41 @@ for (const [k, v] of Object.entries(inp.P)) P[k] = T[v.dtype].from(v.data);
 const D = JP.init(P, inp.meta);
 const out = inp.settings.map((s) => JP.whatif(D, {disk: JP.num(s.disk), network: JP.num(s.network),
   slots: s.slots, gc: s.gc, stragglers: s.stragglers}, false).predicted);
+// The simulated timeline of each `bars` setting: ms drawn per component, and the largest
+// gap between an attempt's drawn bar and its replayed duration.
+const bars = (inp.bars || []).map((raw) => {
+  const s = {disk: JP.num(raw.disk), network: JP.num(raw.network), slots: raw.slots, gc: raw.gc,
+             stragglers: raw.stragglers};
+  const r = JP.whatif(D, s, true), p = JP.simPositions(D, r.r);
+  const res = JP.lod(D, p.pos, r.d, r.r.slot, r.r.maxK, -1e300, 1e300,
+                     {limit: 1e9, keep: JP.scenarioKeep(D, s)});
+  const byColor = {}, perRow = new Float64Array(D.n);
+  let k = 0;
+  for (let j = 0; j < res.box.row.length; j++) {
+    // lod pushes an attempt's segments, then its box: consume the segments inside this box
+    const i = res.box.row[j], lo = res.box.left[j] - 1e-9, hi = res.box.right[j] + 1e-9;
+    while (k < res.seg.left.length && res.seg.left[k] >= lo && res.seg.right[k] <= hi &&
+           Math.abs(res.seg.bottom[k] - res.box.bottom[j] - 0.04) < 1e-9) {
+      const w = (res.seg.right[k] - res.seg.left[k]) * 1000;
+      byColor[res.seg.color[k]] = (byColor[res.seg.color[k]] || 0) + w; perRow[i] += w; k++;
+    }
+  }
+  let gap = 0;
+  for (let i = 0; i < D.n; i++) if (D.compSum[i] > 0) gap = Math.max(gap, Math.abs(perRow[i] - r.d[i]));
+  return {byColor, gap, maxK: r.r.maxK};
+});
 const V = inp.vectors;
-console.log(JSON.stringify({predicted: out,
+console.log(JSON.stringify({predicted: out, bars,
   ms: V ? V.ms.map(([x]) => JP.fmtMs(x)) : [], bytes: V ? V.bytes.map(([x]) => JP.fmtBytes(x)) : []}));
 """
 
 
-def run_js(a, tmp_path, vecs, vectors=None):
+def run_js(a, tmp_path, vecs, vectors=None, bars=()):
     arrays, meta, _ = payload.build(a)
     enc = lambda f: "inf" if math.isinf(f) else f  # noqa: E731
     data = {"P": {k: {"dtype": str(v.dtype), "data": v.tolist()} for k, v in arrays.items()},
             "meta": meta, "vectors": vectors,
+            "bars": [{**s, "disk": enc(s["disk"]), "network": enc(s["network"])} for s in bars],
             "settings": [{**s, "disk": enc(s["disk"]), "network": enc(s["network"])} for s in vecs]}
     path = tmp_path / "in.json"
     path.write_text(json.dumps(data))
@@ -126,3 +150,31 @@ def test_replay_port_equals_python_with_the_host_cpu_floor_on_disk_and_network(t
     assert not bad, bad[:5]
     plain = analyze(with_speculative(synthetic(4000, 16, per_stage=500)))
     assert sum(expected(a, s) > expected(plain, s) for s in vecs) > 0     # the floor binds
+
+
+def test_simulated_bars_show_the_scenario(tmp_path):
+    """What a scenario removes is gone from the simulated bars (disk ∞: shuffle write, fetch
+    wait and estimated I/O wait; no GC: GC), the rest stays, and each bar spans the attempt's
+    replayed duration."""
+    from jupyter_perf.analysis.components import BY_KEY
+    a = analyze(with_speculative(synthetic(600, 8, per_stage=100)))
+    base = {"disk": 1.0, "network": 1.0, "slots": 1.0, "gc": True, "stragglers": True}
+    scenarios = [base, {**base, "disk": math.inf}, {**base, "gc": False},
+                 {**base, "network": math.inf}, {**base, "disk": 2.0, "slots": 4.0}]
+    got = run_js(a, tmp_path, [], bars=scenarios)["bars"]
+    color = {k: BY_KEY[k].color for k in BY_KEY}
+    drawn = [g["byColor"] for g in got]
+    measured = drawn[0]
+    for k in ("cpu", "gc", "shuffle_write", "shuffle_fetch_wait", "io_wait_est"):
+        assert measured.get(color[k], 0) > 0, k            # the synthetic run has each of them
+    for k in ("shuffle_write", "shuffle_fetch_wait", "io_wait_est"):
+        assert color[k] not in drawn[1], k                  # disk ∞
+    assert color["gc"] not in drawn[2]                      # no GC
+    assert color["shuffle_fetch_wait"] not in drawn[3]      # network ∞
+    assert drawn[3].get(color["shuffle_write"], 0) > 0      # network ∞ leaves shuffle write
+    for d in drawn[1:3]:
+        assert d[color["cpu"]] > 0.9 * measured[color["cpu"]]
+    half = drawn[4][color["shuffle_write"]] / measured[color["shuffle_write"]]
+    assert 0.3 < half < 0.7                                 # disk 2×: about half of it left
+    assert all(g["gap"] < 1e-3 for g in got)                # bars span the replayed durations
+    assert got[4]["maxK"] > got[0]["maxK"]                  # ×4 slots: more lanes

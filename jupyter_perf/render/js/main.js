@@ -123,12 +123,27 @@ function whatif() {
     S.sim = { pos: p.pos, d: rr.d, slot: rr.r.slot, maxK: rr.r.maxK, keep: JP.scenarioKeep(D, s) };
     const x0 = -Math.max(p.end * 0.01, 1) / 1000, x1 = Math.max(p.end * 1.01, 1) / 1000;
     if (sim.fig.x_range.start !== x0 || sim.fig.x_range.end !== x1) sim.fig.x_range.setv({ start: x0, end: x1 });
-    if (sim.fig.y_range.start !== rr.r.maxK + 0.3) sim.fig.y_range.start = rr.r.maxK + 0.3;
+    if (sim.fig.y_range.start !== rr.r.maxK + 0.3) {
+      sim.fig.y_range.start = rr.r.maxK + 0.3;
+      labelSlots(rr.r.maxK);
+    }
     draw("sim");
     performance.measure("jupyter-perf: simulated timeline", { start: t0, end: performance.now() });
     S.queue = neighbours(s);
     prefetch();
   });
+}
+
+// The simulated timeline has one lane per slot of the scenario (×4 slots: four times the
+// lanes): every lane gets its label, every k-th when there are more than 40.
+function labelSlots(n) {
+  const step = n <= 40 ? 1 : Math.ceil(n / 40);
+  const ticks = [], labels = new Map();
+  for (let k = 0; k < n; k += step) { ticks.push(k + 0.5); labels.set(k + 0.5, `slot ${k}`); }
+  simAxis.ticker.ticks = ticks;
+  simAxis.major_label_overrides = labels;
+  const h = Math.round(Math.min(620, Math.max(300, 60 + 16 * n)));
+  if (sim.fig.height !== h) sim.fig.height = h;
 }
 
 function highlight() {

@@ -18,6 +18,7 @@ from bokeh.plotting import figure
 
 from ...analysis import Analysis
 from ..lanes import Lanes
+from .. import fmt
 from ..widgets import div, present_components, stage_label, timeline_legend
 
 DETAIL_LIMIT = 2000
@@ -181,9 +182,22 @@ def timeline_tab(a: Analysis, lanes: Lanes, flags: np.ndarray) -> tuple[TabPanel
             f"(at most {DETAIL_LIMIT:,} in view). Every attempt is drawn, failed ones included.")
     if len(stages) > MAX_BOUNDARY_STAGES:
         note += f" {len(stages):,} stages: boundary lines omitted, the stage track shows them."
+    note += lag_note(lanes)
     head = div(timeline_legend(present_components(a)) + f"<div class='muted'>{note}</div>")
     layout = column(head, parts.status, p, sizing_mode="stretch_width")
     return TabPanel(child=layout, title="Timeline"), parts
+
+
+def lag_note(lanes: Lanes) -> str:
+    """Why some bars overlap on one core: Spark's finish stamps lag the freed core."""
+    if not lanes.lagged:
+        return ""
+    n = lanes.lagged
+    return (f" {n:,} attempt{'s' if n > 1 else ''} launched up to {fmt.ms(lanes.max_lag_ms)} "
+            "before the previous attempt on the same core had its finish stamped: Spark stamps a "
+            "finish when the driver has fetched the result, after the executor already started "
+            "the next task. Lanes never exceed the executors' cores, so those bars overlap by "
+            "that lag.")
 
 
 def _markers(p, a: Analysis, lanes: Lanes, flags: np.ndarray) -> None:

@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..model import Run, parse_spark_time
 from .rest import RestError, RestNotFound, RestUnreachable, SparkRest, describe_json
+from .sql import read_sql
 from .rest_run import answered, fetch_executors, fetch_jobs, fetch_stages, text
 
 
@@ -125,8 +126,12 @@ def _load(rest: SparkRest, base: str, app_id: str, attempt: str | None) -> Run:
         raise RestError(f"{base} lost application {app_id} while reading it ({exc}); "
                         "retry") from None
     jobs = fetch_jobs(rest, jobs_raw)
+    *sql_tables, sql_warnings = read_sql(rest, None, stages, tasks, jobs)
+    warnings.extend(sql_warnings)
     with answered(rest.app_url, "an application"):
-        return _assemble(app, app_id, base, chosen, warnings, jobs, stages, tasks, executors, env)
+        run = _assemble(app, app_id, base, chosen, warnings, jobs, stages, tasks, executors, env)
+    run.sql, run.operators, run.sql_metrics = sql_tables
+    return run
 
 
 def _assemble(app: dict[str, Any], app_id: str, base: str, chosen: dict[str, Any],

@@ -185,8 +185,8 @@ class SparkRest:
             f"{DEADLINE_ENV}")
 
     # -- HTTP ----------------------------------------------------------------
-    def fetch(self, url: str, params: dict[str, Any] | None = None) -> Any:
-        """GET ``url`` -> parsed JSON, within the deadlines; RestError otherwise."""
+    def _answer(self, url: str, params: dict[str, Any] | None) -> tuple[bytes, str]:
+        """GET ``url`` -> (body, content type) of a 200 answer, within the deadlines."""
         ends, by_collection = self._request_ends()
         remaining = ends - time.monotonic()
         if remaining <= 0:
@@ -220,6 +220,15 @@ class SparkRest:
             raise RestNotFound(f"{url} answered 404 (not in Spark's store): {snippet(body)}")
         if status != 200:
             raise RestError(f"{url} answered HTTP {status}: {snippet(body)}")
+        return body, content_type
+
+    def page(self, url: str) -> str:
+        """A page of Spark's web UI (HTML) as text, within the deadlines."""
+        return self._answer(url, None)[0].decode("utf-8", "replace")
+
+    def fetch(self, url: str, params: dict[str, Any] | None = None) -> Any:
+        """GET ``url`` -> parsed JSON, within the deadlines; RestError otherwise."""
+        body, content_type = self._answer(url, params)
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError as exc:
@@ -335,6 +344,11 @@ class SparkRest:
             if len(batch) < page:
                 return
             offset += page
+
+    def get_sql_list(self) -> list[dict[str, Any]]:
+        """Every SQL execution without plans (id, status, description, job ids)."""
+        return self._records("/sql", self.get("/sql", details="false", planDescription="false"),
+                             "id")
 
     def sql_execution(self, execution_id: int) -> dict[str, Any]:
         path = f"/sql/{int(execution_id)}"

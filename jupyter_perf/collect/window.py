@@ -22,6 +22,7 @@ from .redact import redact
 from .rest import RestError, SparkRest
 from .rest_run import fetch_executors, fetch_stages
 from .sampler import MemorySampler, memory_rows
+from .sql import collect_sql
 
 TAG_PREFIX = "jupyter-perf-"
 SETTLE_TIMEOUT_S = 15.0
@@ -219,6 +220,7 @@ class Window:
         stages, tasks, warnings = fetch_stages(rest, stage_ids)
         run.stages, run.tasks = stages, tasks
         run.warnings.extend(warnings)
+        collect_sql(run, rest, job_ids)   # SQL plans of the window's jobs (rest-sql's room)
         executors = fetch_executors(rest)
         if not executors.empty:
             # only executors alive at some point of the window (dynamic allocation keeps

@@ -65,7 +65,9 @@ def test_replayed_answers_are_sparks_and_give_the_same_run(recorded):
     assert len(live.tasks) > 0 and len(live.stages) >= 3 and len(live.jobs) >= 2
     assert again.tasks.equals(live.tasks) and again.stages.equals(live.stages)
     assert again.jobs.equals(live.jobs)
-    assert all(p.startswith(f"/api/v1/applications/{app_id}") for p in server.requests)
+    assert all(p.startswith((f"/api/v1/applications/{app_id}", "/SQL/execution/"))
+               for p in server.requests)
+    assert not again.sql.empty and again.operators.equals(live.operators)
 
 
 # -- property-based fuzzing ---------------------------------------------------------------
@@ -116,8 +118,11 @@ def fault_for(data, body: bytes):
     kind = data.draw(st.sampled_from(FAULTS), label="fault")
     cut = data.draw(st.integers(0, max(0, len(body) - 1)), label="cut")
     if kind == "mutate":
-        new = json.dumps(mutated(data, json.loads(body))).encode()
-        return ("answer", {"body": new})
+        try:
+            doc = json.loads(body)
+        except ValueError:          # a UI page (HTML): cut it instead
+            return ("answer", {"body": body[:cut], "content_type": "text/html"})
+        return ("answer", {"body": json.dumps(mutated(data, doc)).encode()})
     if kind == "html":
         return ("answer", {"body": HTML, "content_type": "text/html"})
     if kind == "status":

@@ -1,0 +1,253 @@
+"""SQL executions, plan operators and their metrics from Spark's REST API (live UI or
+History Server) into ``run.sql``, ``run.operators``, ``run.sql_metrics`` (model.py's columns).
+
+* Executions: ``/sql`` (paged, ``details=true``) for a whole application; for a measured
+  window, the executions whose jobs are the window's (found in the light
+  ``details=false`` list, then read one by one with ``/sql/{id}?details=true``). With AQE the
+  graph REST returns is the final plan, the one that ran.
+* Metrics: Spark's display strings, parsed by :mod:`.sql_metrics` (``text`` keeps them).
+  REST gives no accumulator ids (``accumulator_id`` = -1) and no call-site details
+  (``details`` = '').
+* Node descriptions: REST nodes have none. Spark's own UI page of the execution
+  (``/SQL/execution/?id=N``; ``/history/APP[/ATTEMPT]/SQL/execution/?id=N`` on a History
+  Server) carries each graph node's description (``SparkPlanGraphNode.desc``, the plan
+  node's ``simpleString`` — the same text event logs keep as ``simpleString``) in
+  ``<div id="plan-meta-data-N">``; it is read from there so every source gives the same
+  descriptions. If that page cannot be read, descriptions are '' and the run says so.
+* Stage attempts per node: :mod:`.sql_stages`.
+"""
+from __future__ import annotations
+
+import html.parser
+import time
+from typing import Any, Iterable
+
+import pandas as pd
+
+from ..errors import one_line
+from ..model import parse_spark_time
+from . import sql_metrics, sql_stages
+from .rest import RestError, RestNotFound, SparkRest
+from .rest_run import answered, text
+
+SETTLE_S = 15.0
+
+
+class _PlanMeta(html.parser.HTMLParser):
+    """Collects the text of every ``<div id="plan-meta-data-N">``."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.descs: dict[int, str] = {}
+        self._node: int | None = None
+        self._depth = 0
+        self._parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._node is not None:
+            self._depth += tag == "div"
+            return
+        ident = dict(attrs).get("id") or ""
+        if tag == "div" and ident.startswith("plan-meta-data-") and ident[15:].isdigit():
+            self._node, self._depth, self._parts = int(ident[15:]), 0, []
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._node is None or tag != "div":
+            return
+        if self._depth:
+            self._depth -= 1
+            return
+        self.descs[self._node] = "".join(self._parts)
+        self._node = None
+
+    def handle_data(self, data: str) -> None:
+        if self._node is not None:
+            self._parts.append(data)
+
+
+def node_descriptions(page: str) -> dict[int, str]:
+    """{graph node id: description} from Spark's SQL execution page."""
+    parser = _PlanMeta()
+    parser.feed(page)
+    parser.close()
+    return parser.descs
+
+
+def _ui_pages(rest: SparkRest, execution_id: int) -> list[str]:
+    app = rest.app_id + (f"/{rest.attempt_id}" if rest.attempt_id else "")
+    return [f"{rest.base_url}/SQL/execution/?id={execution_id}",
+            f"{rest.base_url}/history/{app}/SQL/execution/?id={execution_id}"]
+
+
+def read_descriptions(rest: SparkRest, execution_id: int) -> dict[int, str] | None:
+    """Node descriptions from the UI page (live UI first, then History Server layout)."""
+    for url in _ui_pages(rest, execution_id):
+        try:
+            descs = node_descriptions(rest.page(url))
+        except RestError:
+            continue
+        if descs:
+            return descs
+    return None
+
+
+def _cluster_of(nodes: list[dict[str, Any]]) -> dict[int, int]:
+    """{node id: id of its WholeStageCodegen cluster node}. Graph ids are pre-order, so a
+    node's cluster is the nearest preceding cluster node with its codegen id."""
+    clusters = sorted((int(n["nodeId"]), _codegen_of_cluster(n["nodeName"])) for n in nodes
+                      if str(n["nodeName"]).startswith("WholeStageCodegen"))
+    out = {}
+    for n in nodes:
+        cg = n.get("wholeStageCodegenId")
+        if cg is None:
+            continue
+        before = [cid for cid, c in clusters if c == int(cg) and cid < int(n["nodeId"])]
+        if before:
+            out[int(n["nodeId"])] = max(before)
+    return out
+
+
+def _codegen_of_cluster(name: str) -> int:
+    inner = str(name)[len("WholeStageCodegen"):].strip().strip("()")
+    return int(inner) if inner.isdigit() else -1
+
+
+def execution_tables(data: dict[str, Any], jobs_in_window: set[int] | None,
+                     descs: dict[int, str] | None) -> tuple[dict, list[dict], list[dict]]:
+    """One REST ExecutionData -> (sql row, operator rows, metric rows) in model columns."""
+    eid = int(data["id"])
+    job_ids = {int(j) for key in ("successJobIds", "failedJobIds", "runningJobIds")
+               for j in data.get(key) or []}
+    if jobs_in_window is not None:
+        job_ids &= jobs_in_window
+    submitted = parse_spark_time(data.get("submissionTime"))
+    status = text(data.get("status"))
+    duration = data.get("duration")
+    completed = (submitted + float(duration) if status != "RUNNING" and duration is not None
+                 and submitted == submitted else float("nan"))
+    error = text(data.get("errorMessage")).strip().splitlines()
+    root = data.get("rootExecutionId")
+    sql_row = {"execution_id": eid, "root_execution_id": int(root) if root is not None else -1,
+               "description": text(data.get("description")), "details": "",
+               "plan_text": text(data.get("planDescription")),
+               "submission_ms": submitted, "completion_ms": completed,
+               "job_ids": sorted(job_ids), "status": status,
+               "error": error[0] if error else ""}
+    nodes = list(data.get("nodes") or [])
+    parents: dict[int, list[int]] = {}
+    for edge in data.get("edges") or []:
+        parents.setdefault(int(edge["fromId"]), []).append(int(edge["toId"]))
+    clusters = _cluster_of(nodes)
+    operators, metrics = [], []
+    for n in sorted(nodes, key=lambda n: int(n["nodeId"])):
+        nid, name = int(n["nodeId"]), text(n.get("nodeName"))
+        cg = n.get("wholeStageCodegenId")
+        if name.startswith("WholeStageCodegen"):
+            cg = _codegen_of_cluster(name)
+        operators.append({"execution_id": eid, "node_id": nid,
+                          "parent_ids": sorted(parents.get(nid, [])), "name": name,
+                          "description": (descs or {}).get(nid, ""),
+                          "codegen_id": int(cg) if cg is not None else -1,
+                          "cluster_id": clusters.get(nid, -1), "stage_attempts": []})
+        for m in n.get("metrics") or []:
+            parsed = sql_metrics.parse(text(m.get("name")), text(m.get("value")))
+            metrics.append({"execution_id": eid, "node_id": nid, "accumulator_id": -1,
+                            "name": text(m.get("name")), "text": text(m.get("value")),
+                            **parsed})
+    return sql_row, operators, metrics
+
+
+def _settled(rest: SparkRest, data: dict[str, Any], settle_s: float) -> dict[str, Any]:
+    """Spark aggregates an execution's metrics asynchronously after it ends: wait (bounded)
+    until the execution is not running and its nodes carry metric values."""
+    ends = time.monotonic() + settle_s
+    while time.monotonic() < ends:
+        done = data.get("status") != "RUNNING"
+        if done and any(n.get("metrics") for n in data.get("nodes") or []):
+            return data
+        if done and not data.get("nodes"):
+            return data
+        time.sleep(0.1)
+        data = rest.sql_execution(int(data["id"]))
+    return data
+
+
+def fetch_sql(rest: SparkRest, *, window_jobs: Iterable[int] | None, stages: pd.DataFrame,
+              tasks: pd.DataFrame, jobs: pd.DataFrame, settle_s: float = SETTLE_S,
+              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
+    """(sql, operators, sql_metrics, warnings) for the window's jobs (``window_jobs``) or,
+    with ``window_jobs=None``, for every execution of the application."""
+    warnings: list[str] = []
+    wanted = None if window_jobs is None else {int(j) for j in window_jobs}
+    url = f"{rest.app_url}/sql"
+    if wanted is None:
+        executions = [e for page in rest.sql_pages() for e in page]
+    else:
+        listing = rest.get_sql_list()
+        with answered(url, "an SQL execution list"):
+            ids = [int(e["id"]) for e in listing
+                   if wanted & {int(j) for key in ("successJobIds", "failedJobIds",
+                                                   "runningJobIds") for j in e.get(key) or []}]
+        executions = []
+        for eid in ids:
+            try:
+                executions.append(_settled(rest, rest.sql_execution(eid), settle_s))
+            except RestNotFound:
+                warnings.append(f"SQL execution {eid} is no longer in Spark's UI store (raise "
+                                "spark.sql.ui.retainedExecutions to keep it)")
+    sql_rows, op_rows, metric_rows = [], [], []
+    job_stages = {}
+    if not jobs.empty:
+        job_stages = {int(j): [int(s) for s in (ss if isinstance(ss, (list, tuple)) else [])]
+                      for j, ss in zip(jobs["job_id"], jobs["stage_ids"])}
+    missing_descs = []
+    for data in executions:
+        eid = data.get("id")
+        descs = read_descriptions(rest, int(eid)) if data.get("nodes") else {}
+        if descs is None:
+            missing_descs.append(int(eid))
+        with answered(f"{url}/{eid}", "an SQL execution"):
+            row, ops, mets = execution_tables(data, wanted, descs)
+        if row["status"] == "RUNNING":
+            warnings.append(f"SQL execution {row['execution_id']} was still running; its "
+                            "plan metrics are partial")
+        stage_ids = [s for j in row["job_ids"] for s in job_stages.get(j, [])]
+        sql_stages.assign(ops, mets, stage_ids, stages, tasks, warnings)
+        sql_rows.append(row)
+        op_rows.extend(ops)
+        metric_rows.extend(mets)
+    if missing_descs:
+        warnings.append(f"Spark's SQL execution page could not be read for execution(s) "
+                        f"{', '.join(map(str, missing_descs[:5]))}: plan node descriptions "
+                        "are empty")
+    return (pd.DataFrame(sql_rows), pd.DataFrame(op_rows), pd.DataFrame(metric_rows), warnings)
+
+
+def no_plan_note(run_sql: pd.DataFrame, jobs: pd.DataFrame) -> str | None:
+    """The run note for a window whose jobs ran no SQL (RDD work only), else None."""
+    if run_sql.empty and not jobs.empty:
+        return ("no SQL plan: this window ran RDD work only (no DataFrame/SQL execution), so "
+                "there are no operators to show")
+    return None
+
+
+def read_sql(rest: SparkRest, window_jobs: Iterable[int] | None, stages: pd.DataFrame,
+             tasks: pd.DataFrame, jobs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame,
+                                                             pd.DataFrame, list[str]]:
+    """:func:`fetch_sql` that never raises: a REST problem leaves the SQL tables empty and
+    says so in the warnings, and a window of RDD work only gets the "no SQL plan" note."""
+    try:
+        sql, operators, metrics, warnings = fetch_sql(
+            rest, window_jobs=window_jobs, stages=stages, tasks=tasks, jobs=jobs)
+    except RestError as exc:
+        empty = pd.DataFrame()
+        return empty, empty, empty, [f"SQL plans not read: {one_line(exc)}"]
+    note = no_plan_note(sql, jobs)
+    return sql, operators, metrics, warnings + ([note] if note else [])
+
+
+def collect_sql(run, rest: SparkRest, window_jobs: Iterable[int]) -> None:
+    """Fill a measured window's ``run.sql``, ``run.operators``, ``run.sql_metrics``."""
+    run.sql, run.operators, run.sql_metrics, warnings = read_sql(
+        rest, list(window_jobs), run.stages, run.tasks, run.jobs)
+    run.warnings.extend(warnings)

@@ -235,19 +235,22 @@ def read_sql(rest: SparkRest, window_jobs: Iterable[int] | None, stages: pd.Data
              tasks: pd.DataFrame, jobs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame,
                                                              pd.DataFrame, list[str]]:
     """:func:`fetch_sql` that never raises: a REST problem leaves the SQL tables empty and
-    says so in the warnings, and a window of RDD work only gets the "no SQL plan" note."""
+    says so in the warnings."""
     try:
         sql, operators, metrics, warnings = fetch_sql(
             rest, window_jobs=window_jobs, stages=stages, tasks=tasks, jobs=jobs)
     except RestError as exc:
         empty = pd.DataFrame()
         return empty, empty, empty, [f"SQL plans not read: {one_line(exc)}"]
-    note = no_plan_note(sql, jobs)
-    return sql, operators, metrics, warnings + ([note] if note else [])
+    return sql, operators, metrics, warnings
 
 
 def collect_sql(run, rest: SparkRest, window_jobs: Iterable[int]) -> None:
-    """Fill a measured window's ``run.sql``, ``run.operators``, ``run.sql_metrics``."""
+    """Fill a measured window's ``run.sql``, ``run.operators``, ``run.sql_metrics``; a window
+    of RDD work only gets the "no SQL plan" note."""
     run.sql, run.operators, run.sql_metrics, warnings = read_sql(
         rest, list(window_jobs), run.stages, run.tasks, run.jobs)
     run.warnings.extend(warnings)
+    note = no_plan_note(run.sql, run.jobs)
+    if note:
+        run.warnings.append(note)

@@ -18,7 +18,7 @@ from IPython.display import display
 from .atomic import utf8_safe
 from .errors import JupyterPerfError, one_line
 from .live import LiveDisplay, mode_for
-from .measuring import analysis_or_none, remember, save
+from .measuring import analysis_or_none, remember, run_error, save
 from .render import inline
 from .store import StoreError, default_store, valid_run_id
 
@@ -174,7 +174,7 @@ class PerfMagics(Magics):
                 # py4j may turn Ctrl-C into an error from the call after it (Spark 4):
                 # the user pressed Ctrl-C, so that is what they see.
                 raise interrupt from None
-            self._finish(window, live, args, "failed", one_line(exc, limit=2000))
+            self._finish(window, live, args, "failed", run_error(exc))
             raise
         self._finish(window, live, args, "ok", "")
         return value
@@ -223,17 +223,22 @@ class PerfMagics(Magics):
         run.extra["collect_s"] = round(time.monotonic() - started, 3)
         stored = save(run, summary) is not None
         try:
-            if run.status == "no-jobs":
-                live.replace(None, f"perfmeasure: no Spark jobs ran in this cell "
-                                   f"({run.wall_ms / 1000:.2f} s); nothing to profile")
+            if run.jobs.empty:
+                live.replace(None, "perfmeasure: " + (
+                    f"no Spark jobs ran in this cell ({run.wall_ms / 1000:.2f} s); nothing to "
+                    "profile" if run.status == "no-jobs" else
+                    "no Spark job of this cell could be collected; see the line(s) below"))
             elif args.no_report:
                 live.replace(None, f"perfmeasure: {run.describe()}"
                              + (f" — %perfmeasure show {run.run_id}" if stored else ""))
             else:
-                live.replace(inline.bundle(run, analysis))
+                live.replace(inline.bundle(run, analysis))   # the report lists the warnings
         except Exception as exc:   # rendering failed: the run is kept, the cell is untouched
             _say(live, f"perfmeasure: could not show the report ({one_line(exc)}); "
                        f"{run.describe()}")
+        if run.jobs.empty or args.no_report:   # no report to list them: one line each
+            for warning in run.warnings[:-1] if not stored else run.warnings:
+                print(f"perfmeasure: {warning}", file=sys.stderr)
         if not stored:
             print(f"perfmeasure: {run.warnings[-1]}; the run is kept in this kernel as "
                   "jupyter_perf.last_run()", file=sys.stderr)

@@ -29,6 +29,28 @@ def _kernel() -> Any:
     return shell if shell is not None else _PLAIN
 
 
+def run_error(exc: BaseException) -> str:
+    """What a failed run stores as its error: :func:`one_line`, plus the cause when the
+    message carries a Python traceback (pyspark's PythonException from a UDF: its first line
+    says only that a Python worker failed; the worker's own exception is the traceback's
+    last line)."""
+    first = one_line(exc, limit=2000)
+    lines = str(exc).splitlines()
+    starts = [i for i, line in enumerate(lines)
+              if line.strip() == "Traceback (most recent call last):"]
+    if not starts:
+        return first
+    cause = ""
+    for line in lines[starts[-1] + 1:]:
+        if not line.strip():
+            if cause:
+                break                       # the end of the traceback block
+            continue
+        if not line[:1].isspace():          # frames are indented; the exception line is not
+            cause = line.strip()
+    return f"{first} — {cause}" if cause and cause not in first else first
+
+
 def remember(run: Run) -> None:
     with _newest_lock:
         _newest[_kernel()] = run
@@ -90,7 +112,7 @@ def measure(fn: Callable[[], Any], spark=None, label: str = "", store: bool = Tr
         _close_after_error(window, "interrupted", "KeyboardInterrupt", store)
         raise
     except BaseException as exc:
-        _close_after_error(window, "failed", one_line(exc, limit=2000), store)
+        _close_after_error(window, "failed", run_error(exc), store)
         raise
     run = window.finish()
     _close(run, store)

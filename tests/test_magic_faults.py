@@ -124,3 +124,36 @@ def test_measure_reraises_the_callers_exception_over_a_damaged_store(spark_local
         jp.measure(body, spark=spark_local)
     run = jp.measure(lambda: spark_local.range(100).count(), spark=spark_local)
     assert run.status == "ok"
+
+
+def test_a_failed_udf_keeps_its_cause(shell):
+    result, _ = run_cell(shell, "%%perfmeasure\nfrom pyspark.sql.functions import udf\n"
+                                "f = udf(lambda x: int('row %d' % x), 'int')\n"
+                                "spark.range(0, 3, 1, 1).select(f('id')).collect()\n")
+    assert result.error_in_exec is not None                      # the user's error, raised
+    run = jp.last_run()
+    assert run.status == "failed"
+    assert "ValueError: invalid literal for int() with base 10: 'row 0'" in run.error, run.error
+    assert "\n" not in run.error
+    assert default_store().load(run.run_id).error == run.error
+
+
+# Last in the module: it stops the module's session.
+def test_spark_stopped_inside_the_cell_keeps_the_jobs_before_the_stop(shell, spark_local):
+    result, cap = run_cell(shell, "%%perfmeasure -o stopped\n"
+                                  "rows = spark.range(0, 1000, 1, 4).selectExpr('id % 3 AS k')"
+                                  ".groupBy('k').count().collect()\n"
+                                  "spark.stop()\nlen(rows)\n")
+    assert result.error_in_exec is None and result.result == 3
+    run = shell.user_ns["stopped"]
+    assert run.status == "ok" and run.collector == "sparkmeasure"
+    assert len(run.jobs) >= 1 and len(run.tasks) >= 4
+    [warning] = [w for w in run.warnings if "spark.stop()" in w]
+    assert warning in jp.analyze(run).summary()["warnings"]          # shown with the report
+    assert "no Spark jobs ran" not in cap.stdout + cap.stderr
+    # the task rows add up to sparkmeasure's own stage metrics for the same stages
+    sums = run.tasks.groupby("stage_id")["run_ms"].sum().to_dict()
+    listener = run.listener_stages.groupby("stageId")["executorRunTime"].sum()
+    assert sums == listener.astype(float).to_dict() and len(sums) >= 2
+    stored = default_store().load(run.run_id)
+    assert stored.status == "ok" and len(stored.tasks) == len(run.tasks)

@@ -6,13 +6,14 @@ listeners to Spark's bus. They are kept in the context's ``SessionState``.
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pandas as pd
 
 from ..errors import JupyterPerfError
 
-# sparkmeasure StageVals fields read back through py4j (names as sparkmeasure prints them).
+# sparkmeasure StageVals fields kept with a run (names as sparkmeasure prints them).
 STAGE_FIELDS = [
     "jobId", "stageId", "numTasks", "submissionTime", "completionTime", "stageDuration",
     "executorRunTime", "executorCpuTime", "executorDeserializeTime", "jvmGCTime",
@@ -51,17 +52,22 @@ class Listeners:
         self.task.end()
 
     def stage_metrics(self) -> pd.DataFrame:
-        """sparkmeasure's stage rows recorded since begin(), read field by field via py4j."""
-        buf = self.stage.stagemetrics.listenerStage().stageMetricsData()
-        rows: list[dict[str, Any]] = []
-        for i in range(buf.size()):
-            vals = buf.apply(i)
-            rows.append({f: getattr(vals, f)() for f in STAGE_FIELDS})
-        return pd.DataFrame(rows, columns=STAGE_FIELDS)
+        """sparkmeasure's stage rows recorded since begin()."""
+        rows = self._rows(self.stage.stagemetrics.listenerStage().stageMetricsData())
+        return pd.DataFrame(rows).reindex(columns=STAGE_FIELDS)
 
     def task_metrics(self) -> pd.DataFrame:
-        """sparkmeasure's task rows (ms), for when the REST API is not available."""
-        return self.task.create_taskmetrics_DF().toPandas()
+        """sparkmeasure's task rows (ms) recorded since begin()."""
+        return pd.DataFrame(self._rows(self.task.taskmetrics.listenerTask().taskMetricsData()))
+
+    def _rows(self, buffer) -> list[dict[str, Any]]:
+        """A listener buffer as records, in one py4j call (sparkmeasure's own JSON writer).
+
+        Needs only the JVM, not the SparkContext: the buffers stay readable after
+        ``spark.stop()``, when neither Spark's REST API nor a DataFrame is available.
+        """
+        jvm = self.spark.sparkContext._jvm
+        return json.loads(str(jvm.ch.cern.sparkmeasure.IOUtils.writeToStringSerializedJSON(buffer)))
 
 
 def _jar_loaded(spark) -> bool:

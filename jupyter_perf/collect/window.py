@@ -93,6 +93,10 @@ class Window:
                 sampler.sample()
                 sampler.start()
                 self.host_cpu = sampler
+        # the slots, for a run collected from the listener alone (no REST API, or Spark
+        # stopped inside the window)
+        self._slots = self._safely("read spark.default.parallelism",
+                                   lambda: int(self.sc.defaultParallelism))
         self.sc.addJobTag(self.tag)
         self._tagged = True
         if self.on_progress is not None:
@@ -137,6 +141,26 @@ class Window:
             run.host_cpu = pd.DataFrame(self.host_cpu.stop())
             if self.host_cpu.error:
                 run.warnings.append(f"host CPU sampling stopped: {self.host_cpu.error}")
+        if self.stopped:
+            self._finish_stopped()
+        else:
+            self._finish_running()
+        if self.listeners is not None:
+            stages = self._safely("read sparkmeasure's stage metrics", self.listeners.stage_metrics)
+            if stages is not None:
+                ids = {int(s) for s in run.stages["stage_id"]} if not run.stages.empty else set()
+                run.listener_stages = stages[stages["stageId"].isin(ids)].reset_index(drop=True)
+        if run.jobs.empty and status == "ok" and not self.stopped:
+            run.status = "no-jobs"
+        return run
+
+    @property
+    def stopped(self) -> bool:
+        """The SparkContext was stopped (``spark.stop()``) since the window started."""
+        return getattr(self.sc, "_jsc", None) is None
+
+    def _finish_running(self) -> None:
+        run = self.run
         if self._tagged:
             self._tagged = False
             self._safely("remove the job tag", lambda: self.sc.removeJobTag(self.tag))
@@ -171,14 +195,33 @@ class Window:
                 run.memory = conform("memory", rows, "rest")
             if self.rest is not None:
                 self.rest.close()
-        if self.listeners is not None:
-            stages = self._safely("read sparkmeasure's stage metrics", self.listeners.stage_metrics)
-            if stages is not None:
-                ids = {int(s) for s in run.stages["stage_id"]} if not run.stages.empty else set()
-                run.listener_stages = stages[stages["stageId"].isin(ids)].reset_index(drop=True)
-        if run.jobs.empty and status == "ok":
-            run.status = "no-jobs"
-        return run
+
+    def _finish_stopped(self) -> None:
+        """Spark was stopped inside the window: its UI, REST API and status tracker are gone
+        with the context, but the JVM still answers, and sparkmeasure's listeners kept every
+        event posted before the stop (stopping drains the listener bus)."""
+        run = self.run
+        self._tagged = False                      # the tag went with the context
+        if self.poller is not None:
+            self.poller.stop()
+        if self.listeners is None:
+            run.warnings.append(
+                "Spark was stopped during the cell (spark.stop()): its jobs cannot be read any "
+                "more (the Spark UI and its REST API stop with it, and sparkmeasure is not "
+                "loaded); nothing to profile")
+        else:
+            self._safely("stop the sparkmeasure listeners", self.listeners.end)
+            self._safely("read sparkmeasure's task metrics",
+                         lambda: self._collect_listener_only(None))
+            run.collector = "sparkmeasure"
+            run.warnings.append(
+                "Spark was stopped during the cell (spark.stop()): the jobs that ran before "
+                "the stop come from sparkmeasure's listener alone (every job since the cell "
+                "started, no failed or killed attempts)")
+        if self.sampler is not None:
+            rows = self.sampler.stop()            # the samples taken before the stop
+            run.memory = conform("memory", rows, "rest")
+            self.rest.close()
 
     def _safely(self, what: str, fn: Callable[[], Any]) -> Any:
         try:
@@ -263,14 +306,18 @@ class Window:
             driver_heap if e == "driver" else executor_heap for e in executors["executor_id"]]
         return executors
 
-    def _collect_listener_only(self, job_ids: list[int]) -> None:
+    def _collect_listener_only(self, job_ids: list[int] | None) -> None:
+        """The run from sparkmeasure's buffers alone; ``job_ids`` None: every job they saw."""
         run = self.run
         assert self.listeners is not None
         raw = self.listeners.task_metrics()
+        stages = self.listeners.stage_metrics()
+        if job_ids is None:
+            job_ids = sorted({int(j) for j in stages["jobId"]} |
+                             ({int(j) for j in raw["jobId"]} if "jobId" in raw.columns else set()))
         if job_ids and "jobId" in raw.columns:
             raw = raw[raw["jobId"].isin(job_ids)]
         run.tasks = conform("tasks", raw.reset_index(drop=True), "sparkmeasure")
-        stages = self.listeners.stage_metrics()
         if job_ids:
             stages = stages[stages["jobId"].isin(job_ids)]
         run.stages = pd.DataFrame({
@@ -279,7 +326,6 @@ class Window:
             "submission_ms": stages["submissionTime"].astype(float),
             "completion_ms": stages["completionTime"].astype(float)})
         run.jobs = pd.DataFrame({"job_id": job_ids})
-        cores = self.sc.defaultParallelism
-        run.executors = pd.DataFrame([{"executor_id": "driver" if self.sc.master.startswith("local")
-                                       else "unknown", "total_cores": cores}])
+        run.executors = pd.DataFrame([{"executor_id": "driver" if run.master.startswith("local")
+                                       else "unknown", "total_cores": self._slots}])
         run.warnings.append("slots estimated from spark.default.parallelism (no REST API)")

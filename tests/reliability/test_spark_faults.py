@@ -75,3 +75,24 @@ def test_secrets_in_the_spark_conf_are_redacted_in_store_and_report(spark):
     assert conf["spark.master"] == "local[2]"
     stored = default_store().load(run.run_id)
     assert "hunter2" not in str(stored.extra) and "hunter2" not in jp.report_html(run)
+
+
+# Last in the module: it stops the module's session.
+def test_spark_stopped_inside_a_cell_without_sparkmeasure_says_so(spark, ipshell):
+    from sparkhelpers import run_cell
+
+    ipshell.user_ns["spark"] = spark
+    try:
+        result, cap = run_cell(ipshell, "%%perfmeasure -o stopped\n"
+                                        "spark.range(0, 100, 1, 2).count()\nspark.stop()\n'done'\n")
+    finally:
+        run = ipshell.user_ns.pop("stopped", None)
+        ipshell.user_ns.pop("spark", None)
+    assert result.error_in_exec is None and result.result == "done"
+    assert run.status == "ok"                  # not "no-jobs": a job ran, it cannot be read
+    assert "no Spark jobs ran" not in cap.stdout + cap.stderr
+    # no report to list them: every collection warning is one line under the cell
+    lines = [line for line in cap.stderr.splitlines() if line.startswith("perfmeasure:")]
+    assert lines == [f"perfmeasure: {w}" for w in run.warnings], (lines, run.warnings)
+    assert any("spark.stop()" in line and "sparkmeasure is not loaded" in line for line in lines)
+    assert any("REST API only" in line for line in lines)       # the jar problem, too

@@ -9,9 +9,13 @@ function timed(name, f) {
   performance.measure("jupyter-perf: " + name, { start: t0, end: performance.now() });
   return out;
 }
-const S = state.__jp || (state.__jp = { D: timed("decode", () => JP.init(P, JSON.parse(M))), sim: null });
+// BokehJS runs this body anew for every event, which creates a fresh JP (report.js) each time:
+// fresh functions start unoptimised, so a replay would cost several times more. The first JP
+// is kept and used for every call, so the JIT's work carries over from move to move.
+const J = state.__jpLib || (state.__jpLib = JP);
+const S = state.__jp || (state.__jp = { D: timed("decode", () => J.init(P, JSON.parse(M))), sim: null });
 const D = S.D, meta = D.meta;
-const stops = meta.disk_values.map(JP.num), slotVals = meta.slot_values;
+const stops = meta.disk_values.map(J.num), slotVals = meta.slot_values;
 
 function put(src, data) { src.data = data; }
 function emptyOf(src) { const o = {}; for (const k of Object.keys(src.data)) o[k] = []; return o; }
@@ -25,7 +29,7 @@ function draw(which) {
   const nl = which === "sim" ? S.sim.maxK : meta.lanes.length;
   const x0 = T.fig.x_range.start * 1000, x1 = T.fig.x_range.end * 1000;
   const keep = which === "sim" ? S.sim.keep : null;
-  const res = timed("draw " + which, () => JP.lod(D, xs, ds, lanes, nl, x0, x1, { limit: LIMIT, bins: BINS, keep }));
+  const res = timed("draw " + which, () => J.lod(D, xs, ds, lanes, nl, x0, x1, { limit: LIMIT, bins: BINS, keep }));
   if (res.mode === "detail") {
     put(T.seg, res.seg); put(T.box, res.box); put(T.agg, emptyOf(T.agg));
   } else {
@@ -78,7 +82,7 @@ function prefetch() {
     S.prefetching = false;
     const s = S.queue.shift();
     if (s && !S.cache.has(key(s))) {
-      const r = JP.whatif(D, s, false);
+      const r = J.whatif(D, s, false);
       S.cache.set(key(s), { predicted: r.predicted, sim: r.sim });
     }
     prefetch();
@@ -90,11 +94,11 @@ function showNumber(s, predicted, simMs) {
   state.data = { predicted_ms: [predicted], simulated_ms: [simMs], disk: [s.disk], network: [s.network],
                  slots_factor: [s.slots], gc: [s.gc], stragglers: [s.stragglers] };
   const lab = (f) => (f === Infinity ? "∞" : `${f}×`);
-  out.text = `<div class='jp'><div class='big' data-predicted-ms='${predicted}'>Predicted: ${JP.fmtMs(predicted)} ` +
-    `(${JP.fmtChange(predicted, wall)} vs ${JP.fmtMs(wall)} measured)</div>` +
+  out.text = `<div class='jp'><div class='big' data-predicted-ms='${predicted}'>Predicted: ${J.fmtMs(predicted)} ` +
+    `(${J.fmtChange(predicted, wall)} vs ${J.fmtMs(wall)} measured)</div>` +
     `<div class='muted'>disk ${lab(s.disk)}${s.disk !== 1 ? " (upper bound)" : ""} · network ${lab(s.network)} · slots ×${s.slots} · ` +
     `${s.gc ? "GC as measured" : "no GC"} · ${s.stragglers ? "stragglers as measured" : "no stragglers"} — ` +
-    `simulated ${JP.fmtMs(simMs)} vs baseline ${JP.fmtMs(meta.base_ms)} <span class='est'>(estimated)</span></div></div>`;
+    `simulated ${J.fmtMs(simMs)} vs baseline ${J.fmtMs(meta.base_ms)} <span class='est'>(estimated)</span></div></div>`;
 }
 
 function whatif() {
@@ -106,7 +110,7 @@ function whatif() {
   if (hit) {
     showNumber(s, hit.predicted, hit.sim);
   } else {
-    r = JP.whatif(D, s, true);
+    r = J.whatif(D, s, true);
     S.cache.set(k, { predicted: r.predicted, sim: r.sim });
     showNumber(s, r.predicted, r.sim);
   }
@@ -118,9 +122,9 @@ function whatif() {
     ? requestAnimationFrame(() => setTimeout(f, 0)) : setTimeout(f, 0));
   later(() => {
     if (token !== S.token) return;             // a newer setting is already on its way
-    const rr = r || JP.whatif(D, s, true);
-    const p = JP.simPositions(D, rr.r);
-    S.sim = { pos: p.pos, d: rr.d, slot: rr.r.slot, maxK: rr.r.maxK, keep: JP.scenarioKeep(D, s) };
+    const rr = r || J.whatif(D, s, true);
+    const p = J.simPositions(D, rr.r);
+    S.sim = { pos: p.pos, d: rr.d, slot: rr.r.slot, maxK: rr.r.maxK, keep: J.scenarioKeep(D, s) };
     const x0 = -Math.max(p.end * 0.01, 1) / 1000, x1 = Math.max(p.end * 1.01, 1) / 1000;
     if (sim.fig.x_range.start !== x0 || sim.fig.x_range.end !== x1) sim.fig.x_range.setv({ start: x0, end: x1 });
     if (sim.fig.y_range.start !== rr.r.maxK + 0.3) {
@@ -157,8 +161,8 @@ function highlight() {
   tl.fig.x_range.setv({ start: (s - pad) / 1000, end: (s + d + pad) / 1000 });
   draw("tl");
   selected.text = `<div class='jp'>Task attempt ${D.tid[pos]} (stage ${meta.stage_ids[D.stage[pos]]}, ` +
-    `index ${D.idx[pos]}, ${JP.fmtMs(d)} long, starting at ${JP.fixedEven(s / 1000, 3)} s) is ` +
-    `highlighted on the <b>Timeline</b> tab, on lane “${JP.esc(meta.lanes[lane])}”.</div>`;
+    `index ${D.idx[pos]}, ${J.fmtMs(d)} long, starting at ${J.fixedEven(s / 1000, 3)} s) is ` +
+    `highlighted on the <b>Timeline</b> tab, on lane “${J.esc(meta.lanes[lane])}”.</div>`;
 }
 
 const ev = cb_obj && cb_obj.event_name;

@@ -30,7 +30,7 @@ def test_bundle_carries_the_report_as_the_contract_says(hostile_run):
         # the whole report: every tab, and the document-ready callback that starts report.js
         for name in report.TAB_NAMES:
             assert f'"title": "{name}"' in doc
-        assert '"document_ready"' in doc and "JP.init" in doc
+        assert '"document_ready"' in doc and "J.init(P" in doc
         assert b["text/plain"] == hostile_run.describe()
         json.dumps(b)                            # a kernel can send it as it is
 

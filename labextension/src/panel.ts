@@ -10,7 +10,14 @@ import { RunsAPI } from './api';
 
 import { pageLabel } from './format';
 
-import { runMeta, runTitle, runTooltip, statusText, verdictBadge } from './row';
+import {
+  operatorLine,
+  runMeta,
+  runTitle,
+  runTooltip,
+  statusText,
+  verdictBadge
+} from './row';
 
 import { RunsListModel } from './runlist';
 
@@ -20,7 +27,7 @@ import {
   ISidebarSettings
 } from './settings';
 
-import { IRunRow } from './types';
+import { IRunRow, ITopOperator } from './types';
 
 /** The CSS class the item context menu is attached to. */
 export const RUN_ITEM_CLASS = 'jp-perf-run-item';
@@ -271,6 +278,7 @@ export class SparkRunsPanel extends Widget {
     const now = this._now();
     const items = state.rows.map(row => this._renderRow(row, now));
     this._list.replaceChildren(...items);
+    void this._fetchTops();
 
     const nothing = state.loaded && state.rows.length === 0 && !state.error;
     this._empty.hidden = !(nothing && !state.query && state.total === 0);
@@ -319,7 +327,52 @@ export class SparkRunsPanel extends Widget {
       bottom.appendChild(el('span', 'jp-perf-run-status', status));
     }
     li.append(top, bottom);
+    const op = operatorLine(row, this._tops.get(row.run_id));
+    if (op) {
+      const line = el('div', 'jp-perf-run-operator', op.text);
+      line.title = op.title;
+      li.appendChild(line);
+    }
     return li;
+  }
+
+  /**
+   * The top operator's share and cell line are in `GET runs/{id}` only: fetch
+   * them once per run shown (a run's analysis does not change), one request at
+   * a time, and update its row in place.
+   */
+  private async _fetchTops(): Promise<void> {
+    if (this._fetchingTops) {
+      return;
+    }
+    this._fetchingTops = true;
+    try {
+      for (;;) {
+        const row = this._model.state.rows.find(
+          r => r.top_operator && !this._tops.has(r.run_id)
+        );
+        if (!row || this.isDisposed) {
+          return;
+        }
+        let top: ITopOperator | null = null;
+        try {
+          top = (await this._api.get(row.run_id)).summary?.top_operator ?? null;
+        } catch {
+          top = null; // the row keeps the name it has
+        }
+        this._tops.set(row.run_id, top);
+        const op = operatorLine(row, top);
+        const node = this._list.querySelector<HTMLElement>(
+          `.${RUN_ITEM_CLASS}[data-run-id="${CSS.escape(row.run_id)}"] .jp-perf-run-operator`
+        );
+        if (op && node) {
+          node.textContent = op.text;
+          node.title = op.title;
+        }
+      }
+    } finally {
+      this._fetchingTops = false;
+    }
   }
 
   /**
@@ -469,4 +522,7 @@ export class SparkRunsPanel extends Widget {
   private _selected: string | null = null;
   private _searchTimer = 0;
   private _poll: Poll;
+  /** the top operator of each run whose details were fetched (null: it has none) */
+  private _tops = new Map<string, ITopOperator | null>();
+  private _fetchingTops = false;
 }

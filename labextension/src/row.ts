@@ -3,9 +3,9 @@
  * status. Pure functions of a `GET runs` row; the panel writes them as text.
  */
 
-import { formatDuration, formatRelativeTime } from './format';
+import { formatDuration, formatRelativeTime, pyFixed } from './format';
 
-import { IRunRow } from './types';
+import { IRunRow, ITopOperator } from './types';
 
 /** The row's title: its label, else the first line of the cell, else the run id. */
 export function runTitle(
@@ -96,6 +96,39 @@ export function runMeta(
 export function runSubtitle(row: IRunRow, nowMs: number): string {
   const { notebook, duration, age } = runMeta(row, nowMs);
   return [notebook, duration, age].filter(s => s).join(' · ');
+}
+
+/**
+ * The row's third line: the operator with the most task time, "top:
+ * HashAggregate 52% · line 3" (share and line once the run's details are
+ * known), and its hover text; null when the run has no top operator.
+ */
+export function operatorLine(
+  row: Pick<IRunRow, 'top_operator'>,
+  top?: ITopOperator | null
+): { text: string; title: string } | null {
+  const name = (top?.name || row.top_operator || '').trim();
+  if (!name) {
+    return null;
+  }
+  const share =
+    typeof top?.share === 'number' && Number.isFinite(top.share)
+      ? `${pyFixed(100 * top.share, 0)}%`
+      : '';
+  const line = top?.line;
+  let text = `top: ${name}` + (share ? ` ${share}` : '');
+  if (line) {
+    text += ` · line ${line.line}`;
+  }
+  const how = top?.kind ? `, ${top.kind}` : '';
+  const title = [
+    `Most task time: ${name}` + (share ? ` (${share} of task time${how})` : ''),
+    (top?.description || '').trim(),
+    line ? `line ${line.line}: ${line.text}` : ''
+  ]
+    .filter(s => s)
+    .join('\n');
+  return { text, title };
 }
 
 /** The row's tooltip: everything, as plain text. */

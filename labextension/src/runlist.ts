@@ -45,6 +45,7 @@ export function pageSignature(page: IRunsPage): string {
       r.status,
       r.verdict,
       r.verdict_headline,
+      r.top_operator,
       r.label,
       r.wall_ms
     ])

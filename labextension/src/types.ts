@@ -27,6 +27,20 @@ export interface IRunRow {
   verdict_category?: string | null;
   /** The diagnosis in a few words ("CPU-bound", "Driver-bound"); null as above. */
   verdict_headline?: string | null;
+  /** The name of the SQL operator with the most task time; null without SQL. */
+  top_operator?: string | null;
+}
+
+/** `summary.top_operator` of `GET runs/{id}`: the analysis' most expensive operator. */
+export interface ITopOperator {
+  name: string;
+  description?: string | null;
+  /** share of the window's task time, 0 … 1 */
+  share?: number | null;
+  /** "measured" or "estimated" (how its time was attributed) */
+  kind?: string | null;
+  /** the line of the measured cell Spark's call site points to, when known */
+  line?: { line: number; text: string } | null;
 }
 
 /** `GET runs` */
@@ -46,6 +60,8 @@ export interface IRunDetail extends IRunRow {
   warnings: string[];
   start_ms: number;
   end_ms: number;
+  /** the analysis summary (DESIGN.md); null when the analysis failed */
+  summary?: { top_operator?: ITopOperator | null } | null;
 }
 
 /** `POST runs/{id}/export` */

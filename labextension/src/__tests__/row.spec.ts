@@ -1,5 +1,6 @@
 import {
   notebookName,
+  operatorLine,
   runMeta,
   runSubtitle,
   runTitle,
@@ -103,5 +104,43 @@ describe('verdictBadge', () => {
     expect(badge!.kind).toBe('core_waitonclickx');
     expect(badge!.text).toBe('Waiting for cores');
     expect(badge!.label).toBe('Diagnosis: Waiting for cores');
+  });
+});
+
+describe('operatorLine', () => {
+  const top = {
+    name: 'HashAggregate',
+    description: 'HashAggregate(keys=[k#3L], functions=[count(1)])',
+    share: 0.525,
+    kind: 'estimated',
+    line: { line: 3, text: 'df.groupBy("k").count().collect()' }
+  };
+
+  it('names the top operator from the list row alone', () => {
+    expect(operatorLine(row({ top_operator: 'HashAggregate' }))).toEqual({
+      text: 'top: HashAggregate',
+      title: 'Most task time: HashAggregate'
+    });
+  });
+
+  it('adds its share and the cell line once the details are known', () => {
+    const line = operatorLine(row({ top_operator: 'HashAggregate' }), top)!;
+    expect(line.text).toBe('top: HashAggregate 52% · line 3');
+    expect(line.title).toBe(
+      'Most task time: HashAggregate (52% of task time, estimated)\n' +
+        'HashAggregate(keys=[k#3L], functions=[count(1)])\n' +
+        'line 3: df.groupBy("k").count().collect()'
+    );
+  });
+
+  it('leaves out what is not known', () => {
+    const line = operatorLine(row({ top_operator: 'Sort' }), {
+      name: 'Sort',
+      share: null,
+      line: null
+    })!;
+    expect(line.text).toBe('top: Sort');
+    expect(operatorLine(row({ top_operator: null }))).toBeNull();
+    expect(operatorLine(row({ top_operator: '  ' }), null)).toBeNull();
   });
 });

@@ -392,7 +392,8 @@ export class SparkRunsPanel extends Widget {
     ].filter(p => p.textContent);
     parts.forEach((part, i) => {
       if (i > 0 || notebook) {
-        rest.appendChild(el('span', 'jp-perf-run-sep', ' · '));
+        // a no-break space first: a flex item's leading space would be dropped
+        rest.appendChild(el('span', 'jp-perf-run-sep', '\u00a0· '));
       }
       rest.appendChild(part);
     });

@@ -1,6 +1,6 @@
 /**
  * jest for the labextension's pure modules (format, row, cells, runlist, settings,
- * version; types.ts has no code): `jlpm test` from the repo root. One spec per module, in
+ * version, reportpayload; types.ts has no code): `jlpm test` from the repo root. One spec per module, in
  * labextension/src/__tests__/<module>.spec.ts.
  */
 module.exports = {

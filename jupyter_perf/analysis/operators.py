@@ -211,21 +211,30 @@ def python_time(node: Node) -> float | None:
     return node.metric(*PYTHON_TIMINGS)
 
 
+def _tasks_in(run: Run, stages: set) -> np.ndarray:
+    """Per task row: whether it belongs to one of ``stages`` ((stage, attempt) pairs)."""
+    t = run.tasks
+    if not stages or not len(t):
+        return np.zeros(len(t), dtype=bool)
+    keys = zip(t["stage_id"].to_numpy().tolist(), t["stage_attempt"].to_numpy().tolist())
+    return np.fromiter((k in stages for k in keys), dtype=bool, count=len(t))
+
+
+def python_stage_tasks(run: Run, nodes: dict) -> np.ndarray:
+    """Per task row: whether its stage attempt ran a Python evaluation node."""
+    return _tasks_in(run, {s for n in nodes.values() if PYTHON_NODE.match(n.name)
+                           for s in n.stages})
+
+
 def python_ms_per_task(run: Run, nodes: dict, rest: np.ndarray) -> np.ndarray:
     """Per task row: Python time Spark measured, laid over the tasks of the Python nodes'
     stage attempts in proportion to what their task metrics leave unexplained (``rest``)."""
-    t = run.tasks
-    out = np.zeros(len(t))
-    if not nodes or not len(t):
-        return out
-    keys = list(zip(t["stage_id"].to_numpy().tolist(), t["stage_attempt"].to_numpy().tolist()))
+    out = np.zeros(len(run.tasks))
     for node in nodes.values():
         ms = python_time(node)
         if not ms or not node.stages:
             continue
-        stages = set(node.stages)
-        mask = np.fromiter((k in stages for k in keys), dtype=bool, count=len(keys))
-        room = np.where(mask, rest, 0.0)
+        room = np.where(_tasks_in(run, set(node.stages)), rest, 0.0)
         if room.sum() <= 0:
             continue
         out += room * min(1.0, ms / room.sum())

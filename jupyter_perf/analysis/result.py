@@ -18,7 +18,7 @@ from .stragglers import MIN_EXCESS_MS, THRESHOLD, analyze_stragglers, straggler_
 from .timeline import Timeline, build_timeline, parse_parent_ids
 from .hints import cause_hints, operator_hints
 from .operators import (OperatorResult, attribute, cell_line, has_python, plan_nodes,
-                        python_ms_per_task, stage_operators)
+                        python_ms_per_task, python_stage_tasks, stage_operators)
 from .verdict import Evidence, Verdict, verdict
 from .whatif import ScenarioInputs, predict, scenario_durations
 
@@ -78,9 +78,13 @@ class Analysis:
         rest = np.maximum(t["run_ms"] - t["cpu_ms"] - t["gc_ms"] - t["fetch_wait_ms"]
                           - t["shuffle_write_time_ms"], 0.0).to_numpy(dtype="float64")
         python = python_ms_per_task(self.run, self.plan, rest)
+        # A task thread blocked on a Python worker Spark did not time is not waiting for a
+        # core (it is not runnable): its stage's unexplained time stays the Python node's.
+        waits_on_python = python_stage_tasks(self.run, self.plan) & (python <= 0)
         return _bd.task_breakdown(self.run, self.timeline.duration,
                                   python_ms=python if python.any() else None,
-                                  core_wait_share=self.core_wait_share,
+                                  core_wait_share=np.where(waits_on_python, 0.0,
+                                                           self.core_wait_share),
                                   io_bound_ms=io_time_bound(self.run, self.timeline,
                                                             self.resource_params))
 

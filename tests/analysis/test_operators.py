@@ -283,3 +283,18 @@ def test_stages_are_named_by_their_operators_from_input_to_output():
     s = a.summary()
     assert {r["stage_id"]: r["operators"] for r in s["stages"]}[1] == "Range → Exchange"
     assert analyze(make_run([task(0, 10)])).summary()["stages"][0]["operators"] == ""
+
+
+def test_a_thread_waiting_on_an_untimed_python_worker_is_not_waiting_for_a_core():
+    # Spark 3.5 on a saturated host: the stage's unexplained time stays the Python node's
+    import numpy as np
+    import pandas as pd
+    run = python_run({"number of output rows": 200})
+    t = np.arange(-100.0, 1200.0, 50.0)
+    run.host_cpu = pd.DataFrame({"time_ms": 1_700_000_000_000.0 + t,
+                                 "busy_core_ms": (t - t[0]) * 2.0, "cores": 2})
+    a = analyze(run)
+    assert a.core_wait_share.min() == 1.0                # every core busy all the time
+    assert a.summary()["breakdown"]["core_wait_est"]["ms"] == 0.0
+    assert row(a, 2)["task_time_ms"] == pytest.approx(2 * 900)
+

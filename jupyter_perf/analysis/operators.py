@@ -446,8 +446,9 @@ def _table(run: Run, tl: Timeline, nodes: dict, acc: dict, total_time: float) ->
 
 # -- what AQE did ----------------------------------------------------------------------
 def aqe_notes(nodes: dict) -> list[str]:
-    """One clause per AQE shuffle read that coalesced or split partitions (its metrics)."""
-    notes = []
+    """One clause per kind of AQE shuffle read that coalesced or split partitions (its
+    metrics), with how many shuffles it happened to."""
+    notes: list[str] = []
     for node in sorted(nodes.values(), key=lambda n: n.key):
         if not AQE_READ.match(node.name):
             continue
@@ -462,7 +463,8 @@ def aqe_notes(nodes: dict) -> list[str]:
                          f"partition{'s' if skewed != 1 else ''} into {int(splits)} tasks")
         if coalesced and before and after is not None and after < before:
             notes.append(f"AQE coalesced {int(before)} shuffle partitions into {int(after)}")
-    return notes
+    counted = {n: notes.count(n) for n in notes}
+    return [n if k == 1 else f"{n} ({k} shuffles)" for n, k in counted.items()]
 
 
 # -- where in the cell -----------------------------------------------------------------

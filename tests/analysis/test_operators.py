@@ -298,3 +298,19 @@ def test_a_thread_waiting_on_an_untimed_python_worker_is_not_waiting_for_a_core(
     assert a.summary()["breakdown"]["core_wait_est"]["ms"] == 0.0
     assert row(a, 2)["task_time_ms"] == pytest.approx(2 * 900)
 
+
+def test_aqe_notes_of_the_same_kind_are_said_once_with_their_count():
+    # a skew join splits the hot partition on both of its shuffle reads: one clause, counted
+    tasks = [task(0, 100, stage=0, cpu_ms=90, shuffle_write_bytes=10) for _ in range(2)]
+    tasks += [task(120, 30, stage=1, cpu_ms=25, shuffle_read_bytes=20)]
+    split = {"number of partitions": 12, "number of skewed partitions": 1,
+             "number of skewed partition splits": 6}
+    plan = [node(1, "SortMergeJoin", stages=[1], codegen=2),
+            node(2, "AQEShuffleRead", parents=[1], stages=[1], metrics=dict(split)),
+            node(3, "Exchange", parents=[2], stages=[0, 1], metrics={"number of partitions": 8}),
+            node(4, "AQEShuffleRead", parents=[1], stages=[1], metrics=dict(split)),
+            node(5, "Exchange", parents=[4], stages=[0, 1], metrics={"number of partitions": 8})]
+    a = analyze(attach(make_run(tasks, slots=2), plan))
+    clause = "AQE split 1 skewed shuffle partition into 6 tasks"
+    assert f"{clause} (2 shuffles)" in a._operators.notes
+    assert a.summary()["verdict"].count(clause) == 1

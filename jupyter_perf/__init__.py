@@ -6,6 +6,7 @@
     run = jp.last_run()
     a = jp.analyze(run); a.summary(); a.whatif(disk=float("inf")); a.stragglers
     html = jp.report_html(a)
+    c = jp.compare(run_a, run_b); c.summary(); html = jp.compare_html(c)
 """
 from __future__ import annotations
 
@@ -35,6 +36,20 @@ def report_html(obj) -> str:
     return _report_html(obj)
 
 
+def compare(a, b, **options):
+    """B against A (Runs, Analyses or run ids of the run store) -> Comparison: the wall-time
+    change split into parts that add up, settings, operators and stages matched by shape,
+    noise from the store's repeats of the cell, predicted vs measured (``comparing.py``)."""
+    from .comparing import compare as _compare
+    return _compare(a, b, **options)
+
+
+def compare_html(comparison) -> str:
+    """A comparison as one standalone HTML document (no script, no network needed)."""
+    from .comparing import compare_html as _compare_html
+    return _compare_html(comparison)
+
+
 def load_eventlog(path):
     """A whole past application from its Spark event log (file, rolled dir, compressed) -> Run."""
     from .collect.eventlog import load_eventlog as _load_eventlog
@@ -55,5 +70,5 @@ def load_ipython_extension(ipython) -> None:
     _load(ipython)
 
 
-__all__ = ["Run", "__version__", "analyze", "last_run", "load_eventlog", "load_ipython_extension",
-           "load_rest", "measure", "report_html", "spark_session"]
+__all__ = ["Run", "__version__", "analyze", "compare", "compare_html", "last_run", "load_eventlog",
+           "load_ipython_extension", "load_rest", "measure", "report_html", "spark_session"]

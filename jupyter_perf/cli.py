@@ -4,6 +4,8 @@
     jupyter-perf analyze URL --app ID [--attempt N] [--json] [--html OUT]
     jupyter-perf runs [--limit N] [--json] [--delete RUN_ID] [--rebuild-index]
     jupyter-perf report RUN_ID -o OUT.html [--force]
+    jupyter-perf compare A B [--json] [--html OUT [--force]]
+    jupyter-perf accuracy [--json]
 
 Errors are one line on stderr with the next step, and exit code 2 (no traceback; set
 ``JUPYTER_PERF_DEBUG=1`` to see one).
@@ -37,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
                 description="Why did my Spark application take the time it took?")
     from . import __version__
     p.add_argument("--version", action="version", version=f"jupyter-perf {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="{analyze,runs,report}", parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", metavar="{analyze,runs,report,compare,accuracy}", parser_class=_Parser)
     sub.required = True
 
     a = sub.add_parser("analyze", help="analyse a past application (event log or History Server)",
@@ -48,10 +50,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="event-log path, or http(s):// URL of a History Server or Spark UI")
     a.add_argument("--app", metavar="ID", help="application id (with a URL)")
     a.add_argument("--attempt", metavar="N", help="application attempt (default: the latest)")
-    a.add_argument("--json", action="store_true", help="print the summary as JSON")
-    a.add_argument("--html", metavar="OUT", help="write the standalone HTML report to OUT")
-    a.add_argument("--force", action="store_true",
-                   help="replace OUT even if it is not an earlier export of this run (never a symlink or a folder)")
+    _output_args(a, "summary", "report", "run")
     a.add_argument("--no-save", action="store_true",
                    help="do not keep the run in the run store (jupyter-perf runs)")
 
@@ -69,7 +68,37 @@ def _parser() -> argparse.ArgumentParser:
     o.add_argument("-o", "--output", metavar="OUT.html", required=True)
     o.add_argument("--force", action="store_true",
                    help="replace OUT even if it is not an earlier export of this run (never a symlink or a folder)")
+    _compare_parsers(sub)
     return p
+
+
+def _output_args(p: argparse.ArgumentParser, json_what: str, html_what: str,
+                 export_of: str) -> None:
+    """--json, --html OUT and --force (an export: ``atomic.write_export``)."""
+    p.add_argument("--json", action="store_true", help=f"print the {json_what} as JSON")
+    p.add_argument("--html", metavar="OUT", help=f"write the standalone HTML {html_what} to OUT")
+    p.add_argument("--force", action="store_true",
+                   help=f"replace OUT even if it is not an earlier export of this {export_of} "
+                        "(never a symlink or a folder)")
+
+
+def _compare_parsers(sub) -> None:
+    """``compare`` and ``accuracy`` (issue J; the work is in comparing.py)."""
+    c = sub.add_parser("compare", help="compare two stored runs (B against A)",
+                       description="What changed between two stored runs and why B took the "
+                       "time it took: the wall-time change split into parts that add up, the "
+                       "settings that differ, operators and stages matched by shape, predicted "
+                       "vs measured.")
+    c.add_argument("a", metavar="A", help="run id of the first run")
+    c.add_argument("b", metavar="B", help="run id of the second run")
+    _output_args(c, "comparison", "comparison", "comparison")
+    c.add_argument("--no-record", action="store_true",
+                   help="do not add its predictions to the record (jupyter-perf accuracy)")
+    a = sub.add_parser("accuracy", help="how far the what-if predictions were from measurements",
+                       description="Every comparison whose B changed what the what-if models "
+                       "(slots, a setting a hint advised) recorded A's prediction and B's "
+                       "measurement; this lists them and their errors.")
+    a.add_argument("--json", action="store_true", help="print the record as JSON")
 
 
 # ---------------------------------------------------------------------------
@@ -204,6 +233,62 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .comparing import compare, export_comparison
+    from .render.compare import comparison_text
+
+    c = compare(args.a, args.b, record=not args.no_record)
+    summary = c.summary()
+    if args.html:
+        try:
+            out = export_comparison(c, args.html, force=args.force)
+        except OSError as exc:
+            raise CliError(f"cannot write {args.html}: {exc.strerror or exc}; choose a writable "
+                           "path") from None
+        print(f"wrote {out}", file=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        json.dump(summary, sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
+    elif not args.html:
+        print(comparison_text(summary))
+    return 0
+
+
+def cmd_accuracy(args: argparse.Namespace) -> int:
+    from .store import accuracy, default_store
+
+    store = default_store()
+    rows, damaged = accuracy.read(store.root)
+    if damaged:
+        print(f"jupyter-perf: skipped {damaged} damaged line{'s' if damaged != 1 else ''} of "
+              f"{accuracy.path_of(store.root)}", file=sys.stderr)
+    if args.json:
+        json.dump({"predictions": rows, "digest": accuracy.digest(rows)}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    if not rows:
+        print("no prediction recorded yet: compare a run with one that changed the slots or "
+              "applied a hint's setting (jupyter-perf compare A B, %perfmeasure compare)")
+        return 0
+    print(f"{'A':<24} {'B':<24} {'B CHANGED':<34} {'PREDICTED':>10} {'MEASURED':>10} {'ERROR':>7}")
+    for r in rows:
+        err = f"{r['signed_error']:+.1%}" if r.get("signed_error") is not None else "n/a"
+        pred = _ms(r["predicted_ms"]) if r.get("predicted_ms") is not None else "n/sim."
+        print(f"{r['a'] or '':<24} {r['b'] or '':<24} {(r['what'] or '')[:34]:<34} {pred:>10} "
+              f"{_ms(r['measured_ms']):>10} {err:>7}")
+    print()
+    for d in accuracy.digest(rows):
+        if d["median_error"] is None:
+            print(f"{d['what']}: {_count(d['comparisons'], 'comparison')}, none simulated "
+                  "(suggestions only)")
+            continue
+        print(f"{d['what']}: {_count(d['predicted'], 'prediction')}, median error "
+              f"{d['median_error']:.1%}, max {d['max_error']:.1%} (median signed "
+              f"{d['median_signed_error']:+.1%}: + predicted slower than measured)"
+              + (f"; {d['not_simulated']} not simulated" if d["not_simulated"] else ""))
+    return 0
+
+
 class _StderrLines(logging.Handler):
     """The store's repairs ("the run index … was damaged; … rebuilt it") as one
     ``jupyter-perf:`` line each on stderr (looked up when written: tests swap it)."""
@@ -225,7 +310,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .collect.rest import RestError
 
     _say_warnings()
-    handlers = {"analyze": cmd_analyze, "runs": cmd_runs, "report": cmd_report}
+    handlers = {"analyze": cmd_analyze, "runs": cmd_runs, "report": cmd_report,
+                "compare": cmd_compare, "accuracy": cmd_accuracy}
     try:
         return handlers[args.command](args)
     except (JupyterPerfError, EventLogError, RestError, SourceError) as exc:

@@ -1,6 +1,6 @@
 """Compare two runs: what changed between A and B, and why B took the time it took (issue J).
 
-    c = compare(analysis_a, analysis_b, noise_walls=[...])
+    c = compare(analysis_a, analysis_b, noise_groups=[[...], [...]])
     c.summary()        # JSON-able: wall delta split into parts that add up, config diff, ...
 
 **Wall-time split.** Each run's wall time is its driver gaps plus the time its task groups
@@ -17,12 +17,17 @@ parallelism (slots, partitioning, skew) did to B's work. Whatever the three do n
 
 **Matching.** Ids differ between runs, so stages and operators are matched by shape:
 operators by name and description with expression ids removed (then by name alone, in plan
-order), stages by their names and operators in submission order (``difflib``'s longest
-matching blocks: a well-kept, exact algorithm for aligning two sequences).
+order), stages by their plan operators (else their call site without file and line) in
+submission order (``difflib``'s opcodes: a well-kept, exact algorithm for aligning two
+sequences; stages in a "replace" block are paired in order and marked as changed shape).
 
-**Noise.** Only the spread of repeated runs of the same cell says what "within noise" means:
-``noise_walls`` are their wall times (≥ 3, from the store). With fewer the answer is ``None``
-(unknown) and no change is called significant.
+**Noise.** Only repeated runs say what "within noise" means. ``noise_groups`` are the wall
+times of earlier runs of the same cell, one list per (source, config): repeats with nothing
+changed. Run-to-run variation of wall time is multiplicative, so the spread is taken on
+``ln(wall)``: the pooled standard deviation ``s`` over the groups (``Σ (n_g − 1)`` degrees of
+freedom), and B is within noise of A when ``|ln(B/A)| ≤ t₀.₉₉₅(dof) × s × √2`` — the two-sided
+99 % limit for the difference of two runs of the same cell. With fewer than three runs or two
+degrees of freedom the answer is ``None`` (unknown) and no change is called significant.
 
 Pure: numpy, pandas and the standard library; no Spark, Jupyter or Bokeh.
 """
@@ -31,7 +36,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -43,9 +48,20 @@ IGNORED_CONF = re.compile(
     r"^spark\.(app\.(id|name|startTime|submitTime|initial\.\w+)|driver\.(host|port|appUIAddress)"
     r"|ui\.(proxyBase|port)|repl\.class\.(uri|outputDir)|sql\.warehouse\.dir"
     r"|executor\.id|jars|files|submit\.pyFiles|(driver|executor)\.extraJavaOptions"
-    r"|sql\.connect\.\w+|connect\.\w+|jobGroup\.\w+)$|^spark\.app\.")
+    r"|sql\.connect\.\w+|connect\.\w+|jobGroup\.\w+|job\.(tags|interruptOnCancel|description))$"
+    r"|^spark\.app\.")
+#: What shapes a run besides its settings: always shown, changed or not.
+SETUP_KEYS = ("master", "executors", "cores (slots)", "Spark version")
 MIN_NOISE_RUNS = 3
+MIN_NOISE_DOF = 2
+#: Student's t, two-sided 99 % (the 0.995 quantile), by degrees of freedom 1..30; more
+#: degrees use the value of the next smaller tabulated one (conservative).
+_T995 = (63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055,
+         3.012, 2.977, 2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797,
+         2.787, 2.779, 2.771, 2.763, 2.756, 2.750)
+_T995_LARGE = ((120, 2.617), (60, 2.660), (40, 2.704), (30, 2.750))
 _EXPR_ID = re.compile(r"#\d+L?|\[plan_id=\d+\]|\bplan_id=\d+|@[0-9a-f]{6,}")
+_CALL_SITE = re.compile(r"\bat \S+:\d+")
 
 
 def _normalize(text: Any) -> str:
@@ -56,9 +72,23 @@ def _pct(delta: float, base: float) -> float | None:
     return delta / base if base > 0 else None
 
 
-def _secs(ms: float) -> str:
-    ms = abs(ms)
-    return f"{ms / 1000:.2f} s" if ms >= 1000 else f"{ms:.0f} ms"
+def _dur(ms: float) -> str:
+    """A duration's size as the report writes it (render/fmt.py's rules, unsigned)."""
+    a = abs(float(ms))
+    if round(a) < 1000:
+        return f"{round(a)} ms"
+    if float(f"{a / 1000:.2f}") < 60:
+        return f"{a / 1000:.2f} s"
+    s = round(a / 1000)
+    return f"{s // 60} min {s % 60:02d} s" if s < 3600 else f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def t995(dof: int) -> float:
+    if dof < 1:
+        return math.inf
+    if dof <= len(_T995):
+        return _T995[dof - 1]
+    return next(t for d, t in _T995_LARGE if dof >= d)
 
 
 # -- the wall-time split ---------------------------------------------------------------------
@@ -67,7 +97,7 @@ def _work(a) -> tuple[float, float, float, dict[str, float]]:
     w = float(np.asarray(a.timeline.duration, dtype="float64").sum())
     bd = a.breakdown
     total = sum(float(bd[k]["ms"]) for k in KEYS if k in bd)
-    parts = {k: (w * float(bd[k]["ms"]) / total if total > 0 else 0.0) for k in KEYS}
+    parts = {k: (w * float(bd[k]["ms"]) / total if total > 0 and k in bd else 0.0) for k in KEYS}
     return float(a.driver_gap_ms), float(a.actual_ms), w, parts
 
 
@@ -111,28 +141,43 @@ def config_of(run) -> dict[str, str]:
     return conf
 
 
+def config_key(run) -> tuple:
+    """What must be equal for two runs to be repeats of one another (besides the code)."""
+    return tuple(sorted(config_of(run).items()))
+
+
 def config_diff(a_run, b_run) -> dict[str, list]:
     ca, cb = config_of(a_run), config_of(b_run)
     return {k: [ca.get(k), cb.get(k)] for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)}
 
 
+def setup_of(a_run, b_run) -> dict[str, list]:
+    """Master, executors, cores and Spark version of both runs, changed or not."""
+    ca, cb = config_of(a_run), config_of(b_run)
+    return {k: [ca[k], cb[k]] for k in SETUP_KEYS}
+
+
 # -- stages and operators matched by shape -----------------------------------------------------
-def _align(keys_a: list[str], keys_b: list[str]) -> list[tuple[int | None, int | None]]:
-    """Pairs (i, j) of equal keys in order (difflib's matching blocks), then leftovers."""
-    sm = difflib.SequenceMatcher(a=keys_a, b=keys_b, autojunk=False)
-    pairs, used_a, used_b = [], set(), set()
-    for block in sm.get_matching_blocks():
-        for k in range(block.size):
-            pairs.append((block.a + k, block.b + k))
-            used_a.add(block.a + k)
-            used_b.add(block.b + k)
-    pairs += [(i, None) for i in range(len(keys_a)) if i not in used_a]
-    pairs += [(None, j) for j in range(len(keys_b)) if j not in used_b]
-    return pairs
+def _align(keys_a: Sequence[str], keys_b: Sequence[str],
+           pair_changed: bool = False) -> list[tuple[int | None, int | None, bool]]:
+    """(i, j, same_shape) in order: equal keys (difflib's opcodes); with ``pair_changed`` the
+    rows of a "replace" block are paired in order (same_shape False); the rest alone."""
+    sm = difflib.SequenceMatcher(a=list(keys_a), b=list(keys_b), autojunk=False)
+    out: list[tuple[int | None, int | None, bool]] = []
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            out += [(i1 + k, j1 + k, True) for k in range(i2 - i1)]
+            continue
+        n = min(i2 - i1, j2 - j1) if (tag == "replace" and pair_changed) else 0
+        out += [(i1 + k, j1 + k, False) for k in range(n)]
+        out += [(i, None, False) for i in range(i1 + n, i2)]
+        out += [(None, j, False) for j in range(j1 + n, j2)]
+    return out
 
 
-STAGE_FIELDS = ["task_attempts", "executor_run_time_ms", "input_bytes", "shuffle_read_bytes",
-                "shuffle_write_bytes", "memory_spilled_bytes", "disk_spilled_bytes"]
+STAGE_FIELDS = ["num_tasks", "task_attempts", "executor_run_time_ms", "input_bytes",
+                "output_bytes", "shuffle_read_bytes", "shuffle_write_bytes",
+                "memory_spilled_bytes", "disk_spilled_bytes", "skew"]
 
 
 def _stage_rows(a) -> pd.DataFrame:
@@ -143,27 +188,52 @@ def _stage_rows(a) -> pd.DataFrame:
     sub = pd.to_numeric(st.get("submission_ms"), errors="coerce") if "submission_ms" in st else None
     st["_order"] = sub.fillna(np.inf) if sub is not None else 0
     st = st.sort_values(["_order", "stage_id", "attempt"]).reset_index(drop=True)
-    name = st["name"].fillna("").astype(str) if "name" in st else pd.Series([""] * len(st))
-    st["_key"] = [_normalize(n) for n in name]
+    names = st["name"].fillna("").astype(str) if "name" in st else pd.Series([""] * len(st))
+    ops = getattr(a, "stage_operators", None) or {}
+    st["_ops"] = [ops.get(int(s), "") for s in st["stage_id"]]
+    st["_key"] = [o or _CALL_SITE.sub("at <code>", _normalize(n))
+                  for o, n in zip(st["_ops"], names)]
+    # skew: the longest task over the median task of the stage attempt (successful ones)
+    t = a.run.tasks
+    ok = t[t["status"].isin(["SUCCESS", ""])]
+    if len(ok):
+        g = ok.groupby(["stage_id", "stage_attempt"])["duration_ms"]
+        ratio = (g.max() / g.median().where(g.median() > 0)).to_dict()
+    else:
+        ratio = {}
+    st["skew"] = [float(ratio.get((int(s), int(at)), np.nan))
+                  for s, at in zip(st["stage_id"], st["attempt"])]
     return st
+
+
+def _delta(va: float | None, vb: float | None) -> dict:
+    return {"a": va, "b": vb,
+            "delta": (vb - va) if va is not None and vb is not None else None}
+
+
+def _num(row, field: str) -> float | None:
+    if row is None or field not in row:
+        return None
+    value = pd.to_numeric(row[field], errors="coerce")
+    return None if pd.isna(value) else float(value)
 
 
 def stage_deltas(a, b) -> list[dict]:
     sa, sb = _stage_rows(a), _stage_rows(b)
     out = []
-    for i, j in _align(list(sa.get("_key", [])), list(sb.get("_key", []))):
+    for i, j, same in _align(list(sa.get("_key", [])), list(sb.get("_key", [])), True):
         ra = sa.iloc[i] if i is not None else None
         rb = sb.iloc[j] if j is not None else None
+        ref = ra if ra is not None else rb
         row: dict[str, Any] = {
-            "name": (ra if ra is not None else rb)["name"],
+            "name": ref["_ops"] or ref["name"],
             "a_stage": None if ra is None else f"{int(ra['stage_id'])}.{int(ra['attempt'])}",
             "b_stage": None if rb is None else f"{int(rb['stage_id'])}.{int(rb['attempt'])}",
-            "matched": ra is not None and rb is not None}
+            "a_name": None if ra is None else (ra["_ops"] or ra["name"]),
+            "b_name": None if rb is None else (rb["_ops"] or rb["name"]),
+            "matched": ra is not None and rb is not None, "same_shape": same}
         for f in STAGE_FIELDS:
-            va = float(ra[f]) if ra is not None and f in ra else 0.0
-            vb = float(rb[f]) if rb is not None and f in rb else 0.0
-            row[f] = {"a": va if ra is not None else None, "b": vb if rb is not None else None,
-                      "delta": vb - va}
+            row[f] = _delta(_num(ra, f), _num(rb, f))
         out.append(row)
     return out
 
@@ -190,48 +260,52 @@ def operator_deltas(a, b) -> list[dict]:
     oa, ob = _operator_frame(a), _operator_frame(b)
     if oa.empty and ob.empty:
         return []
-    pairs = []
+    pairs: list[tuple[int | None, int | None, str]] = []
     free_a = list(range(len(oa)))
     free_b = list(range(len(ob)))
     for key in ("_key", "_name"):           # exact shape first, then the name alone
         ka = [oa[key].iloc[i] for i in free_a] if len(oa) else []
         kb = [ob[key].iloc[j] for j in free_b] if len(ob) else []
-        matched = [(free_a[i], free_b[j]) for i, j in _align(ka, kb)
-                   if i is not None and j is not None]
-        pairs += matched
+        matched = [(free_a[i], free_b[j]) for i, j, same in _align(ka, kb) if same]
+        pairs += [(i, j, "shape" if key == "_key" else "name") for i, j in matched]
         free_a = [i for i in free_a if i not in {p[0] for p in matched}]
         free_b = [j for j in free_b if j not in {p[1] for p in matched}]
-    pairs += [(i, None) for i in free_a] + [(None, j) for j in free_b]
+    pairs += [(i, None, "") for i in free_a] + [(None, j, "") for j in free_b]
     out = []
-    for i, j in pairs:
+    for i, j, how in pairs:
         ra = oa.iloc[i] if i is not None else None
         rb = ob.iloc[j] if j is not None else None
         ref = ra if ra is not None else rb
         row: dict[str, Any] = {"name": ref["name"], "description": ref.get("description", ""),
                                "a_node": None if ra is None else int(ra["node_id"]),
                                "b_node": None if rb is None else int(rb["node_id"]),
-                               "matched": ra is not None and rb is not None}
+                               "matched": ra is not None and rb is not None,
+                               "matched_by": how or None}
         for f in OPERATOR_FIELDS:
-            va = float(ra[f]) if ra is not None and f in ra and pd.notna(ra[f]) else 0.0
-            vb = float(rb[f]) if rb is not None and f in rb and pd.notna(rb[f]) else 0.0
-            row[f] = {"a": va if ra is not None else None, "b": vb if rb is not None else None,
-                      "delta": vb - va}
+            row[f] = _delta(_num(ra, f) or 0.0 if ra is not None else None,
+                            _num(rb, f) or 0.0 if rb is not None else None)
+            # one side missing: the change is all of the other side
+            if row[f]["delta"] is None:
+                row[f]["delta"] = (row[f]["b"] or 0.0) - (row[f]["a"] or 0.0)
         out.append(row)
     out.sort(key=lambda r: -abs(r["task_time_ms"]["delta"]))
     return out
 
 
 # -- data volume, stragglers, noise, predictions -----------------------------------------------
-VOLUME = {"input_bytes": "input_bytes", "output_bytes": "output_bytes",
-          "shuffle_read_bytes": "shuffle_read_bytes", "shuffle_write_bytes": "shuffle_write_bytes",
-          "spilled_bytes": None, "input_records": "input_records"}
+VOLUME = ("input_bytes", "input_records", "output_bytes", "output_records",
+          "shuffle_read_bytes", "shuffle_read_records", "shuffle_write_bytes",
+          "shuffle_write_records")
 
 
-def _volume(run) -> dict[str, float]:
-    t = run.tasks
-    out = {k: float(t[c].sum()) for k, c in VOLUME.items() if c}
+def _volume(a) -> dict[str, float]:
+    t = a.run.tasks
+    out = {k: float(t[k].sum()) for k in VOLUME if k in t}
     out["spilled_bytes"] = float(t["memory_spilled_bytes"].sum() + t["disk_spilled_bytes"].sum())
     out["task_attempts"] = float(len(t))
+    st = _stage_rows(a)
+    out["partitions"] = float(st["num_tasks"].sum()) if len(st) else 0.0
+    out["stages"] = float(len(st))
     return out
 
 
@@ -243,17 +317,35 @@ def _straggler_counts(a) -> dict[str, int]:
     return {"stragglers": int((kind == "straggler").sum()), "data_skew": int((kind != "straggler").sum())}
 
 
-def noise_band(walls: Iterable[float] | None) -> dict | None:
-    """The spread (max − min) of repeated runs of one cell; None with fewer than three."""
-    w = [float(x) for x in (walls or []) if x is not None and math.isfinite(float(x))]
-    if len(w) < MIN_NOISE_RUNS:
+def _as_groups(walls) -> list[list[float]]:
+    """``walls`` as groups of repeats: a flat list is one group."""
+    items = list(walls or [])
+    if items and not all(isinstance(x, (list, tuple, np.ndarray)) for x in items):
+        items = [items]
+    return [[float(x) for x in g if x is not None and math.isfinite(float(x)) and float(x) > 0]
+            for g in items]
+
+
+def noise_band(walls: Iterable | None) -> dict | None:
+    """How much repeats of one cell vary: the pooled spread of ``ln(wall)`` over groups of
+    repeats (a flat list is one group); None below three runs or two degrees of freedom."""
+    groups = [g for g in _as_groups(walls) if len(g) >= 2]
+    runs = sum(len(g) for g in groups)
+    dof = sum(len(g) - 1 for g in groups)
+    if runs < MIN_NOISE_RUNS or dof < MIN_NOISE_DOF:
         return None
-    return {"runs": len(w), "band_ms": max(w) - min(w), "median_ms": float(np.median(w))}
+    logs = [np.log(np.asarray(g)) for g in groups]
+    s = math.sqrt(sum(float(((x - x.mean()) ** 2).sum()) for x in logs) / dof)
+    limit = t995(dof) * s * math.sqrt(2.0)
+    every = [w for g in groups for w in g]
+    return {"runs": runs, "groups": len(groups), "dof": dof, "log_sd": s, "log_limit": limit,
+            "ratio_limit": math.exp(limit) - 1.0, "median_ms": float(np.median(every)),
+            "min_ms": min(every), "max_ms": max(every)}
 
 
 def slot_prediction(a, b) -> dict | None:
-    """A's what-if for B's slots beside B's measured wall time, when only the slots changed
-    among what the what-if models (master and executor count may change with them)."""
+    """A's what-if for B's slots beside B's measured wall time, when the slots changed
+    (master and executor count may change with them)."""
     sa, sb = int(a.run.slots), int(b.run.slots)
     if sa <= 0 or sb <= 0 or sa == sb:
         return None
@@ -261,61 +353,109 @@ def slot_prediction(a, b) -> dict | None:
     predicted = float(a.whatif(slots_factor=factor))
     measured = float(b.wall_ms)
     return {"what": f"slots ×{factor:g} ({sa} → {sb})", "setting": "slots",
+            "value": str(sb), "kind": "slots", "hint": None,
             "predicted_ms": predicted, "measured_ms": measured,
-            "error": abs(predicted - measured) / measured if measured > 0 else None}
+            "error": abs(predicted - measured) / measured if measured > 0 else None,
+            "signed_error": (predicted - measured) / measured if measured > 0 else None}
 
 
 def hint_predictions(a, b) -> list[dict]:
-    """A's hints whose setting B applied, with what A predicted for it (when it could)."""
-    conf_b = config_of(b.run)
-    out = []
+    """A's hints whose setting B applied (B's value is the one A advised), with what A
+    predicted for it, when it could (else ``predicted_ms`` None: "not simulated")."""
+    conf_a, conf_b = config_of(a.run), config_of(b.run)
+    out, seen = [], set()
     for h in getattr(a, "hints", None) or []:
         setting, value = h.get("setting"), h.get("value")
-        if not setting or value is None or str(conf_b.get(setting)) != str(value):
+        if not setting or value is None or setting in seen:
             continue
+        if str(conf_b.get(setting)) != str(value) or conf_a.get(setting) == conf_b.get(setting):
+            continue
+        seen.add(setting)
         predicted = h.get("predicted_ms")
         measured = float(b.wall_ms)
-        out.append({"what": f"{setting}={value}", "setting": setting, "hint": h.get("text", ""),
+        error = signed = None
+        if predicted is not None and measured > 0:
+            signed = (float(predicted) - measured) / measured
+            error = abs(signed)
+        out.append({"what": f"{setting}={value}", "setting": setting, "value": str(value),
+                    "kind": "setting", "hint": h.get("text", ""),
                     "predicted_ms": predicted, "measured_ms": measured,
-                    "error": (abs(predicted - measured) / measured
-                              if predicted is not None and measured > 0 else None)})
+                    "error": error, "signed_error": signed})
     return out
 
 
 # -- the comparison --------------------------------------------------------------------------
 class Comparison:
-    """B against A. ``summary()`` is the JSON digest; the HTML view renders it."""
+    """B against A. ``summary()`` is the JSON digest; ``jupyter_perf.compare_html`` renders it."""
 
-    def __init__(self, a, b, noise_walls: Iterable[float] | None = None) -> None:
+    def __init__(self, a, b, noise_groups: Iterable | None = None,
+                 notes: Iterable[str] = ()) -> None:
         self.a, self.b = a, b
-        self.noise = noise_band(noise_walls)
+        self.noise = noise_band(noise_groups)
+        #: Lines about how the comparison was made (where the noise came from, ...).
+        self.notes = list(notes)
 
     @property
     def within_noise(self) -> bool | None:
         if self.noise is None:
             return None
-        return abs(float(self.b.wall_ms) - float(self.a.wall_ms)) <= self.noise["band_ms"]
+        wa, wb = float(self.a.wall_ms), float(self.b.wall_ms)
+        if wa <= 0 or wb <= 0:
+            return wa == wb
+        return abs(math.log(wb / wa)) <= self.noise["log_limit"]
+
+    def _noise_words(self, within: bool | None) -> str:
+        if within is None:
+            return ("noise unknown (fewer than 3 earlier runs of this cell with nothing "
+                    "changed to compare with)")
+        n = self.noise
+        spread = f"±{n['ratio_limit']:.0%} between two runs, from {n['runs']} earlier runs"
+        return f"within noise ({spread})" if within else f"beyond noise ({spread})"
 
     def sentence(self, split: dict, within: bool | None) -> str:
         a_ms, b_ms, delta = float(self.a.wall_ms), float(self.b.wall_ms), split["wall_delta_ms"]
         rel = _pct(delta, a_ms)
-        how = "the same time as" if delta == 0 else ("longer than" if delta > 0 else "less than")
-        head = (f"B took {_secs(b_ms)}, {_secs(delta)} {how} A ({_secs(a_ms)}"
-                + (f", {rel:+.0%})" if rel is not None and delta else ")"))
+        if delta == 0:
+            head = f"B took {_dur(b_ms)}, the same as A"
+        else:
+            how = "longer than" if delta > 0 else "less than"
+            head = (f"B took {_dur(b_ms)}, {_dur(delta)} {how} A ({_dur(a_ms)}"
+                    + (f", {rel:+.0%})" if rel is not None else ")"))
         parts = [("driver gaps", split["driver_ms"]), ("parallelism", split["parallelism_ms"])]
         parts += [(BY_KEY[k].label, v) for k, v in split["components"].items()]
-        top = [p for p in sorted(parts, key=lambda p: -abs(p[1])) if abs(p[1]) > 0][:2]
+        top = [p for p in sorted(parts, key=lambda p: -abs(p[1])) if abs(p[1]) >= 0.5][:2]
         if top and delta:
-            head += "; mostly " + " and ".join(f"{n} ({'+' if v > 0 else '−'}{_secs(v)})"
+            head += "; mostly " + " and ".join(f"{n} ({'+' if v > 0 else '−'}{_dur(v)})"
                                               for n, v in top)
+        return head + "; " + self._noise_words(within) + "."
+
+    def advice_outcome(self) -> dict | None:
+        """Whether the advice B followed helped: None when B applied no setting A advised
+        (nor more slots where A's verdict advised them); else ``{verdict, words}`` where verdict is helped | slower |
+        no_change | unknown (no noise estimate: faster or slower cannot be told from noise)."""
+        followed = hint_predictions(self.a, self.b)
+        if any(h.get("cause") == "slots" for h in getattr(self.a, "hints", None) or []):
+            followed += [p for p in [slot_prediction(self.a, self.b)] if p]
+        if not followed:
+            return None
+        what = ", ".join(p["what"] for p in followed)
+        delta = float(self.b.wall_ms) - float(self.a.wall_ms)
+        within = self.within_noise
         if within is None:
-            head += "; noise unknown (fewer than 3 runs of this cell to compare with)"
+            verdict = "unknown"
+            words = (f"B ({what}) took {_dur(abs(delta))} {'less' if delta < 0 else 'more'} than "
+                     "A; noise unknown, so whether the advice helped cannot be told yet: run "
+                     "the cell a few more times")
         elif within:
-            head += f"; within noise (±{_secs(self.noise['band_ms'])} over {self.noise['runs']} runs)"
+            verdict = "no_change"
+            words = f"the advice ({what}) made no difference beyond noise"
+        elif delta < 0:
+            verdict = "helped"
+            words = f"the advice ({what}) helped: {_dur(-delta)} faster, beyond noise"
         else:
-            head += (f"; beyond noise (runs of this cell spread {_secs(self.noise['band_ms'])} "
-                     f"over {self.noise['runs']} runs)")
-        return head + "."
+            verdict = "slower"
+            words = f"the advice ({what}) made the cell {_dur(delta)} slower, beyond noise"
+        return {"verdict": verdict, "words": words, "followed": followed}
 
     def summary(self) -> dict:
         from .result import jsonable
@@ -324,10 +464,12 @@ class Comparison:
         split = wall_split(a, b)
         within = self.within_noise
         predictions = [p for p in [slot_prediction(a, b)] if p] + hint_predictions(a, b)
-        va, vb = _volume(a.run), _volume(b.run)
+        va, vb = _volume(a), _volume(b)
         sa, sb = _straggler_counts(a), _straggler_counts(b)
         out = {
             "a": a.run.run_id, "b": b.run.run_id,
+            "a_title": a.run.label or a.run.first_line or a.run.app_name or a.run.run_id,
+            "b_title": b.run.label or b.run.first_line or b.run.app_name or b.run.run_id,
             "wall_a_ms": float(a.wall_ms), "wall_b_ms": float(b.wall_ms),
             "wall_delta_ms": split["wall_delta_ms"],
             "wall_delta_share": _pct(split["wall_delta_ms"], float(a.wall_ms)),
@@ -336,19 +478,25 @@ class Comparison:
             "parallelism_ms": split["parallelism_ms"],
             "components": dict(split["components"]),
             "component_kinds": {k: BY_KEY[k].kind for k in split["components"]},
+            "component_labels": {k: BY_KEY[k].label for k in split["components"]},
             "residual_ms": split["residual_ms"],
             "parallelism": split["parallelism"],
             "task_time_ms": split["task_time_ms"],
             "config_diff": config_diff(a.run, b.run),
+            "setup": setup_of(a.run, b.run),
             "within_noise": within,
             "noise": self.noise,
             "stages": stage_deltas(a, b),
             "operators": operator_deltas(a, b),
-            "volume": {k: {"a": va[k], "b": vb[k], "delta": vb[k] - va[k]} for k in va},
-            "stragglers": {k: {"a": sa[k], "b": sb[k], "delta": sb[k] - sa[k]} for k in sa},
+            "volume": {k: _delta(va[k], vb.get(k, 0.0)) for k in va},
+            "stragglers": {k: _delta(float(sa[k]), float(sb[k])) for k in sa},
             "predicted_vs_measured": predictions or None,
+            "advice": self.advice_outcome(),
             "same_app": a.run.app_id == b.run.app_id,
             "spark_versions": [a.run.spark_version, b.run.spark_version],
+            "model_error": {"a": float(a.model_error), "b": float(b.model_error)},
+            "notes": list(self.notes),
+            "warnings": {"a": list(a.run.warnings), "b": list(b.run.warnings)},
         }
         return jsonable(out)
 
@@ -357,6 +505,8 @@ class Comparison:
                 f"{float(self.b.wall_ms) - float(self.a.wall_ms):+.0f} ms>")
 
 
-def compare(a, b, noise_walls: Iterable[float] | None = None) -> Comparison:
-    """B (an Analysis) against A (an Analysis); ``noise_walls``: wall ms of repeated runs."""
-    return Comparison(a, b, noise_walls)
+def compare(a, b, noise_groups: Iterable | None = None, notes: Iterable[str] = (),
+            noise_walls: Iterable | None = None) -> Comparison:
+    """B (an Analysis) against A (an Analysis). ``noise_groups``: wall ms of earlier repeats
+    of the cell, one list per (source, config) (``noise_walls``: the same, one flat list)."""
+    return Comparison(a, b, noise_groups if noise_groups is not None else noise_walls, notes)

@@ -1,13 +1,15 @@
 """analysis/compare.py on hand-built runs: the split adds up, shapes match, noise is honest."""
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 
 from analysis_synth import make_run, task
 from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.compare import (compare, config_diff, noise_band, operator_deltas,
-                                           wall_split)
+                                           setup_of, stage_deltas, t995, wall_split)
 from jupyter_perf.analysis.components import KEYS
 from jupyter_perf.model import Run
 
@@ -54,10 +56,26 @@ def test_noise_is_unknown_below_three_runs_and_decides_above():
     b = analyze(_run([104, 100]))
     assert compare(a, b).summary()["within_noise"] is None
     assert "noise unknown" in compare(a, b).summary()["sentence"]
-    assert compare(a, b, noise_walls=[100, 103, 106]).summary()["within_noise"] is True
-    assert compare(a, b, noise_walls=[100, 101, 102]).summary()["within_noise"] is False
-    assert noise_band([1.0, 2.0]) is None
-    assert noise_band([1.0, 2.0, 4.0])["band_ms"] == 3.0
+    # repeats that vary a few percent: a 4 % change is within noise
+    assert compare(a, b, noise_groups=[[100, 103, 106]]).summary()["within_noise"] is True
+    # repeats that agree to 0.5 %: a 20 % change is beyond noise
+    slower = analyze(_run([124, 120]))
+    c = compare(a, slower, noise_groups=[[1000, 1005, 1010]]).summary()
+    assert c["within_noise"] is False and "beyond noise" in c["sentence"]
+    assert noise_band([1.0, 2.0]) is None                     # two runs: unknown
+    assert noise_band([[1.0, 2.0], [5.0]]) is None            # one degree of freedom
+    band = noise_band([[100.0, 110.0], [200.0, 220.0]])       # two groups, pooled on ln
+    assert band["runs"] == 4 and band["dof"] == 2
+    assert band["log_sd"] == pytest.approx(math.log(1.1) / math.sqrt(2))
+    assert band["log_limit"] == pytest.approx(t995(2) * band["log_sd"] * math.sqrt(2))
+
+
+def test_noise_is_relative_so_groups_of_different_speed_pool():
+    """Two configs of one cell, each repeated: the spread of each around its own mean."""
+    fast, slow = [100.0, 102.0, 101.0], [1000.0, 1020.0, 1010.0]
+    pooled = noise_band([fast, slow])
+    alone = noise_band([fast])
+    assert pooled["dof"] == 4 and pooled["log_sd"] == pytest.approx(alone["log_sd"], rel=1e-3)
 
 
 def test_config_diff_lists_only_what_differs_and_ignores_session_ids():
@@ -111,3 +129,55 @@ def test_operators_match_by_shape_not_by_id():
     assert rows["Scan parquet"]["matched"] and (rows["Scan parquet"]["a_node"],
                                                  rows["Scan parquet"]["b_node"]) == (1, 2)
     assert not rows["Filter"]["matched"] and rows["Filter"]["a_node"] is None
+
+
+def _two_stage_run(names, durations=(100, 100), line=3):
+    tasks = [task(0.0, durations[0], stage=0, index=0, executor_id="driver"),
+             task(durations[0], durations[1], stage=1, index=0, executor_id="driver")]
+    stages = [{"stage_id": i, "attempt": 0, "status": "COMPLETE", "num_tasks": 1,
+               "name": n.format(line=line), "submission_ms": float(i)} for i, n in enumerate(names)]
+    return make_run(tasks, slots=1, start=0.0, stages=stages)
+
+
+def test_stages_match_by_call_site_without_file_or_line_and_pair_changed_shapes():
+    a = analyze(_two_stage_run(["count at /tmp/ipykernel_1/123.py:{line}",
+                                "collect at /tmp/ipykernel_1/123.py:{line}"], line=3))
+    b = analyze(_two_stage_run(["count at /tmp/ipykernel_9/777.py:{line}",
+                                "toPandas at /tmp/ipykernel_9/777.py:{line}"], (100, 300), line=5))
+    rows = stage_deltas(a, b)
+    assert [(r["a_stage"], r["b_stage"], r["same_shape"]) for r in rows] == \
+        [("0.0", "0.0", True), ("1.0", "1.0", False)]
+    assert rows[1]["executor_run_time_ms"]["delta"] == pytest.approx(rows[1]["executor_run_time_ms"]["b"]
+                                                                     - rows[1]["executor_run_time_ms"]["a"])
+    assert rows[1]["a_name"].startswith("collect") and rows[1]["b_name"].startswith("toPandas")
+
+
+def test_setup_is_always_shown_and_the_config_diff_only_what_differs():
+    a, b = _run([10]), _run([10], slots=4)
+    a.master = b.master = "local[*]"
+    setup = setup_of(a, b)
+    assert setup["master"] == ["local[*]", "local[*]"]
+    assert setup["cores (slots)"] == ["2", "4"]
+    assert config_diff(a, b) == {"cores (slots)": ["2", "4"]}
+
+
+def test_advice_outcome_needs_noise_to_say_whether_it_helped():
+    a_run, b_run = _run([100, 100, 100, 100]), _run([50, 50, 50, 50])
+    a_run.extra["spark_conf"] = {"spark.sql.shuffle.partitions": "200"}
+    b_run.extra["spark_conf"] = {"spark.sql.shuffle.partitions": "8"}
+    a, b = analyze(a_run), analyze(b_run)
+    # what A advised (an Analysis caches its hints: set them as the analysis would have)
+    a.__dict__["hints"] = [{"operator": "Exchange (#3)", "text": "use 8 partitions",
+                            "setting": "spark.sql.shuffle.partitions", "value": "8",
+                            "predicted_ms": None, "cause": None}]
+    unknown = compare(a, b).summary()
+    assert unknown["advice"]["verdict"] == "unknown"
+    [p] = unknown["predicted_vs_measured"]
+    assert (p["setting"], p["predicted_ms"], p["measured_ms"]) == \
+        ("spark.sql.shuffle.partitions", None, pytest.approx(b.wall_ms))
+    helped = compare(a, b, noise_groups=[[a.wall_ms, a.wall_ms * 1.01, a.wall_ms * 0.99]])
+    assert helped.summary()["advice"]["verdict"] == "helped"
+    # B did not apply it: no prediction, no advice verdict
+    b_run.extra["spark_conf"] = {"spark.sql.shuffle.partitions": "200"}
+    other = compare(a, analyze(b_run)).summary()
+    assert other["advice"] is None and other["predicted_vs_measured"] is None

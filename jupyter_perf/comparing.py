@@ -1,0 +1,344 @@
+"""``jp.compare(a, b)``: two runs (Runs, Analyses or run ids of the store) side by side.
+
+    c = jp.compare("20261122-015800-3f9a1c", "20261122-020412-9be201")
+    c.summary()              # analysis/compare.py's JSON digest
+    jp.compare_html(c)       # one standalone offline HTML document
+    c                        # as a notebook cell's value: the comparison itself
+
+The store supplies what two runs alone cannot: the noise (wall times of the other runs of
+the same cell — same JupyterLab cell id, else same source — grouped by code and settings,
+so only repeats with nothing changed count) and a place for the record of predictions
+(``store/accuracy.py``): every comparison that has a prediction adds it there.
+
+Bad input is one ``CompareError`` line with the next step: an unknown or invalid run id, a
+run compared with itself, a run that ran no Spark jobs, a damaged run. Nothing is written
+but the prediction record; no run is changed or lost.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterable
+
+import pandas as pd
+
+from .analysis.compare import Comparison as _CoreComparison
+from .analysis.compare import config_key
+from .errors import JupyterPerfError, one_line
+from .model import Run
+from .store import RunStore, StoreError, default_store, valid_run_id
+
+log = logging.getLogger("jupyter_perf")
+
+#: How many other runs of the cell are read for the noise estimate (newest first).
+NOISE_RUNS = 40
+
+
+class CompareError(JupyterPerfError):
+    """Two runs that cannot be compared, in one line with the next step."""
+
+
+class Comparison(_CoreComparison):
+    """``analysis.compare.Comparison`` that shows itself in a notebook and remembers its
+    summary (computed once)."""
+
+    _summary: dict | None = None
+
+    def summary(self) -> dict:
+        if self._summary is None:
+            self._summary = super().summary()
+        return self._summary
+
+    def html(self) -> str:
+        """The standalone offline HTML document (``jp.compare_html``)."""
+        from .render.compare import comparison_html
+        return comparison_html(self.summary())
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        from .render.compare import comparison_fragment
+        s = self.summary()
+        return {"text/html": comparison_fragment(s), "text/plain": s["sentence"]}
+
+
+# -- resolving runs --------------------------------------------------------------------------
+def _load(store: RunStore, run_id: str) -> Run:
+    if not isinstance(run_id, str) or not valid_run_id(run_id):
+        raise CompareError(f"{str(run_id)[:80]!r} is not a run id; list the runs with "
+                           "`jupyter-perf runs` (or %perfmeasure list)")
+    try:
+        return store.load(run_id)
+    except KeyError:
+        raise CompareError(f"no run {run_id} in the run store at {store.root}; list the runs "
+                           "with `jupyter-perf runs` (or %perfmeasure list)") from None
+    except StoreError as exc:                    # damaged: the store's own line
+        raise CompareError(one_line(exc, with_type=False)) from None
+
+
+def resolve(obj: Any, store: RunStore) -> Run:
+    """A Run from a Run, an Analysis or a run id of ``store``."""
+    from .analysis import Analysis
+
+    if isinstance(obj, Run):
+        return obj
+    if isinstance(obj, Analysis):
+        return obj.run
+    if isinstance(obj, str):
+        return _load(store, obj.strip())
+    raise CompareError(f"cannot compare a {type(obj).__name__}: give a Run, an Analysis or a "
+                       "run id")
+
+
+def _check(run: Run, side: str) -> None:
+    if run.jobs.empty and run.tasks.empty:
+        raise CompareError(f"run {run.run_id} ({side}) ran no Spark jobs (status "
+                           f"{run.status or '?'}): there is nothing to compare; pick a run that "
+                           "ran Spark work")
+
+
+def _analyse(run: Run, side: str):
+    from .analysis import analyze
+
+    try:
+        return analyze(run)
+    except Exception as exc:  # noqa: BLE001 - a bug or odd data: one line, the run is kept
+        raise CompareError(f"could not analyse run {run.run_id} ({side}): {one_line(exc)}; "
+                           "its report (jupyter-perf report) shows what is there") from exc
+
+
+# -- noise from the store --------------------------------------------------------------------
+def _cell_rows(store: RunStore, run: Run) -> list[dict]:
+    """Index rows of the runs of ``run``'s cell, newest first, ``run`` itself left out."""
+    from .store import rundir
+
+    try:
+        if store.get(run.run_id) is not None:
+            rows = store.previous_runs(run.run_id, limit=NOISE_RUNS)
+            later = store.cell_runs(cell_id=rundir.cell_id(run.extra), source=run.source,
+                                    notebook=run.notebook, exclude=run.run_id, limit=NOISE_RUNS)
+            seen = {r["run_id"] for r in rows}
+            return rows + [r for r in later if r["run_id"] not in seen]
+        return store.cell_runs(cell_id=rundir.cell_id(run.extra), source=run.source,
+                               notebook=run.notebook, exclude=run.run_id, limit=NOISE_RUNS)
+    except (StoreError, KeyError):
+        return []
+
+
+def _repeat_key(store: RunStore, row: dict) -> tuple | None:
+    """(source hash, settings) of a stored run, from its run.json alone (no task data)."""
+    from .store import rundir
+
+    try:
+        meta = rundir.read_meta(store.run_dir(row["run_id"]))
+        light = Run(master=str(meta.get("master") or ""),
+                    spark_version=str(meta.get("spark_version") or ""),
+                    executors=pd.DataFrame(meta.get("executors") or []),
+                    extra=dict(meta.get("extra") or {}))
+    except Exception:  # noqa: BLE001 - a damaged or vanished run is no evidence of noise
+        return None
+    return (row.get("source_hash") or "", config_key(light))
+
+
+def noise_groups(store: RunStore, a: Run, b: Run) -> tuple[list[list[float]], list[str]]:
+    """Wall times of the other runs of A's and B's cells (B left out), grouped by code and
+    settings, and one line saying what they were."""
+    from .store import rundir
+
+    rows: dict[str, dict] = {}
+    for run in (b, a):
+        for row in _cell_rows(store, run):
+            rows.setdefault(row["run_id"], row)
+    rows.pop(b.run_id, None)
+    if a.run_id not in rows and a.run_id != b.run_id:
+        # A itself is a repeat of its group when it is stored (it is evidence too)
+        try:
+            row = store.get(a.run_id)
+        except StoreError:
+            row = None
+        if row is not None:
+            rows[a.run_id] = row
+    groups: dict[tuple, list[float]] = {}
+    for row in rows.values():
+        if (row.get("status") or "ok") != "ok" or not (row.get("num_jobs") or 0) \
+                or not (row.get("wall_ms") or 0) > 0:
+            continue
+        key = _repeat_key(store, row) if row["run_id"] != a.run_id else \
+            (rundir.source_hash(a.source) or "", config_key(a))
+        if key is not None:
+            groups.setdefault(key, []).append(float(row["wall_ms"]))
+    repeats = [g for g in groups.values() if len(g) >= 2]
+    n = sum(len(g) for g in repeats)
+    if n:
+        note = (f"Noise: {n} other runs of this cell in the store, in {len(repeats)} "
+                f"group{'s' if len(repeats) != 1 else ''} of repeats with the same code and "
+                "settings.")
+    else:
+        note = ("Noise: no repeated run of this cell with the same code and settings in the "
+                "store (run it a few times to know how much its wall time varies).")
+    return repeats, [note]
+
+
+# -- the record of predictions ---------------------------------------------------------------
+def record_predictions(store: RunStore, c: Comparison) -> int:
+    """Append the comparison's predictions to the store's record; a failure is a note on
+    the comparison (one line), never an error."""
+    from .store import accuracy
+
+    s = c.summary()
+    rows = [{"a": s["a"], "b": s["b"], "what": p["what"], "kind": p["kind"],
+             "setting": p["setting"], "value": p.get("value"), "predicted_ms": p["predicted_ms"],
+             "measured_ms": p["measured_ms"], "error": p["error"],
+             "signed_error": p["signed_error"], "a_wall_ms": s["wall_a_ms"],
+             "a_master": c.a.run.master, "b_master": c.b.run.master, "title": s["a_title"]}
+            for p in s.get("predicted_vs_measured") or []]
+    try:
+        return accuracy.record(store.root, rows)
+    except StoreError as exc:
+        line = f"the prediction was not recorded: {one_line(exc, with_type=False)}"
+        s["notes"].append(line)
+        log.warning("%s", line)
+        return 0
+
+
+# -- the public API --------------------------------------------------------------------------
+def compare(a: Any, b: Any, *, store: RunStore | None = None, record: bool = True,
+            noise: Iterable | None = None) -> Comparison:
+    """B against A: Runs, Analyses or run ids of the run store. ``noise``: wall times of
+    repeats to use instead of the store's (a list, or a list per group)."""
+    store = store or default_store()
+    run_a, run_b = resolve(a, store), resolve(b, store)
+    if run_a.run_id == run_b.run_id:
+        raise CompareError(f"A and B are the same run ({run_a.run_id}): nothing can differ; "
+                           "give two different runs (`jupyter-perf runs` lists them)")
+    _check(run_a, "A")
+    _check(run_b, "B")
+    analysis_a, analysis_b = _analyse(run_a, "A"), _analyse(run_b, "B")
+    if noise is not None:
+        groups, notes = noise, ["Noise: from the wall times given to compare()."]
+    else:
+        groups, notes = noise_groups(store, run_a, run_b)
+    c = Comparison(analysis_a, analysis_b, groups, notes)
+    if record:
+        record_predictions(store, c)
+    return c
+
+
+def latest_pair(store: RunStore | None = None, a: Any = None) -> tuple[Any, Run]:
+    """(A, B) for ``%perfmeasure compare`` without two ids: B is this kernel's latest run, A
+    the given run, else the latest earlier run of B's cell that ran Spark jobs."""
+    from .measuring import last_run
+    from .store import rundir
+
+    store = store or default_store()
+    b = last_run()
+    if b is None:
+        raise CompareError("no run in this kernel yet: run a %%perfmeasure cell (then run it "
+                           "again, changed or not), or give two run ids")
+    if a is not None:
+        return a, b
+    try:
+        if store.get(b.run_id) is not None:
+            rows = store.previous_runs(b.run_id, limit=NOISE_RUNS)
+        else:
+            rows = store.cell_runs(cell_id=rundir.cell_id(b.extra), source=b.source,
+                                   notebook=b.notebook, exclude=b.run_id, limit=NOISE_RUNS)
+    except (StoreError, KeyError):
+        rows = []
+    earlier = [r for r in rows if (r.get("num_jobs") or 0) > 0]
+    if not earlier:
+        raise CompareError(f"no earlier run of the cell of run {b.run_id} in the store: run the "
+                           "cell again (changed or not), then %perfmeasure compare")
+    return earlier[0]["run_id"], b
+
+
+def compare_html(c: Comparison | _CoreComparison) -> str:
+    """The comparison as one standalone HTML document (no script, no network)."""
+    from .render.compare import comparison_html
+    return comparison_html(c.summary())
+
+
+def export_comparison(c: Comparison | _CoreComparison, path: str, force: bool = False) -> str:
+    """Write ``compare_html(c)`` to ``path`` as an export (``atomic.write_export``: never
+    through a link, never over a file that is not an earlier export of the same pair)."""
+    import os
+
+    from .atomic import write_export
+
+    s = c.summary()
+    return write_export(os.path.expanduser(path), compare_html(c), export_id(s["a"], s["b"]),
+                        force=force)
+
+
+def export_id(a: str, b: str) -> str:
+    """The id an exported comparison's marker line carries."""
+    return f"{a}_vs_{b}"
+
+
+# -- the magic's verbs (magic.py calls these) ---------------------------------------------------
+def _say(line: str) -> None:
+    import sys
+    print(f"perfmeasure: {line}", file=sys.stderr)
+
+
+def magic_verb(shell: Any, rest: list[str]) -> None:
+    """``%perfmeasure compare [A] [B]`` and ``%perfmeasure advice RUN_ID [N]``: the comparison
+    or the hints shown under the cell; every problem one line."""
+    from IPython.display import display
+
+    verb, ids = rest[0], [x for x in rest[1:] if x]
+    try:
+        if verb == "compare":
+            if len(ids) == 2:
+                c = compare(ids[0], ids[1])
+            else:
+                a, b = latest_pair(a=ids[0] if ids else None)
+                c = compare(a, b)
+            display(c)
+        elif len(ids) in (1, 2):
+            _advice(shell, ids[0], ids[1] if len(ids) == 2 else None)
+        else:
+            _say("usage: %perfmeasure advice RUN_ID [N]")
+    except CompareError as exc:
+        _say(str(exc))
+
+
+def _advice(shell: Any, run_id: str, number: str | None) -> None:
+    from .advice import ready_cell
+
+    store = default_store()
+    run = _load(store, run_id)
+    hints = [h for h in _analyse(run, "advised").hints if ready_cell(run, h)]
+    if not hints:
+        print(f"Run {run_id} has no hint with a setting to try"
+              + ("" if run.kind == "cell" else " (only a notebook cell's run can be re-run)")
+              + ".")
+        return
+    if number is None:
+        for i, h in enumerate(hints, 1):
+            print(f"{i}. {h.get('setting')}={h.get('value')}: {h.get('text')}")
+        print(f"%perfmeasure advice {run_id} N puts hint N's setting into a ready cell below.")
+        return
+    if not number.isdigit() or not 1 <= int(number) <= len(hints):
+        raise CompareError(f"no hint {number!r} of run {run_id}: it has {len(hints)} "
+                           f"(1–{len(hints)}); %perfmeasure advice {run_id} lists them")
+    cell = ready_cell(run, hints[int(number) - 1])
+    shell.set_next_input(cell, replace=False)
+    print("The ready cell is below: run it, and it is compared with run "
+          f"{run_id} when it ends.")
+
+
+def show_advised(advised_id: str, run: Run) -> None:
+    """Under a ``%%perfmeasure --advised-by RUN_ID`` cell: its run against the advised run,
+    saying whether the advice helped."""
+    from IPython.display import display
+
+    try:
+        c = compare(advised_id, run)
+    except CompareError as exc:
+        _say(f"could not compare with the advised run: {exc}")
+        return
+    s = c.summary()
+    if s.get("advice") is None:
+        s["advice"] = {"verdict": "not_applied", "followed": [],
+                       "words": f"this run applied none of the settings run {advised_id} "
+                                "advised (with the value it advised), so this compares the "
+                                "runs without saying whether the advice helped"}
+    display(c)

@@ -34,6 +34,12 @@ HELP = """%%perfmeasure [-o NAME] [--label TEXT] [--no-report]
 %perfmeasure analyze EVENTLOG | URL --app APP_ID
                               the same report for a past application (event log or
                               History Server / Spark UI)
+%perfmeasure compare [A] [B]  compare two runs (B against A); with one id, that run against
+                              this kernel's latest; with none, the latest run's cell: its
+                              previous run against the latest
+%perfmeasure advice RUN_ID [N]
+                              the run's hints; with N, hint N's setting as a ready cell below
+                              (%%perfmeasure --advised-by RUN_ID: compared with RUN_ID when run)
 %perfmeasure help             this text
 """
 
@@ -45,6 +51,7 @@ class PerfMagics(Magics):
     @argument("--label", default="", help="a label for the run list")
     @argument("--no-report", action="store_true", help="store the run, show one line")
     @argument("--app", default=None, help="line mode: application id for analyze URL")
+    @argument("--advised-by", default=None, help="compare the run with this advised run")
     @argument("rest", nargs="*", help="line mode: list | show RUN | help")
     @line_cell_magic
     def perfmeasure(self, line: str, cell: str | None = None):
@@ -73,6 +80,9 @@ class PerfMagics(Magics):
             self._export(rest[1], rest[2] if len(rest) == 3 else None)
         elif verb == "analyze" and len(rest) == 2:
             self._analyze(rest[1], app)
+        elif verb in ("compare", "advice") and len(rest) <= 3:      # issue J: comparing.py
+            from .comparing import magic_verb
+            magic_verb(self.shell, rest)
         else:
             print(f"perfmeasure: unknown command {' '.join(rest)!r}; try %perfmeasure help",
                   file=sys.stderr)
@@ -152,6 +162,8 @@ class PerfMagics(Magics):
                             on_progress=None if live.mode == "none" else live.update)
             if cell_id:
                 window.run.extra["cell_id"] = cell_id     # lets the sidebar find the cell
+            if args.advised_by:
+                window.run.extra["advised_by"] = args.advised_by   # compared when it ends
             window.start()
         except Exception as exc:   # e.g. the session was stopped: never lose the cell itself
             if window is not None:
@@ -242,6 +254,9 @@ class PerfMagics(Magics):
         if not stored:
             print(f"perfmeasure: {run.warnings[-1]}; the run is kept in this kernel as "
                   "jupyter_perf.last_run()", file=sys.stderr)
+        if args.advised_by and run.status == "ok":
+            from .comparing import show_advised
+            show_advised(args.advised_by, run)
 
 
 def _quietly(fn, *args) -> None:

@@ -19,6 +19,7 @@ from .hostcpu import HostCpuSampler, executors_on_this_host
 from .listener import ListenerUnavailable, listeners_for
 from .progress import ProgressPoller, ProgressSnapshot, StatusReader
 from .redact import redact
+from .sessionconf import with_session_conf
 from .rest import RestError, SparkRest
 from .rest_run import fetch_executors, fetch_stages
 from .sampler import MemorySampler, memory_rows
@@ -137,6 +138,9 @@ class Window:
         run = self.run
         run.end_ms = time.time() * 1000.0
         run.status, run.error = status, error
+        # the session's SQL settings as the cell left them (compare's config diff, issue J)
+        self._safely("read the session's settings", lambda: run.extra.__setitem__(
+            "spark_conf", with_session_conf(run.extra.get("spark_conf"), self.spark)))
         if self.host_cpu is not None:
             run.host_cpu = pd.DataFrame(self.host_cpu.stop())
             if self.host_cpu.error:

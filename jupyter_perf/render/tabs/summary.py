@@ -7,6 +7,7 @@ from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, TabPanel
 from bokeh.plotting import figure
 
+from ...advice import ready_cell_html   # issue J: a hint as a ready cell
 from ...analysis import Analysis
 from .. import fmt
 from ...analysis.components import BY_KEY
@@ -138,7 +139,7 @@ def warnings_html(messages: list[str]) -> str:
 def summary_tab(a: Analysis, s: dict) -> TabPanel:
     run = a.run
     hints = "".join(f"<li>{fmt.esc(h.get('text') or h.get('hint') if isinstance(h, dict) else h)}"
-                    "</li>" for h in (s.get("hints") or []))
+                    f"{ready_cell_html(run, h)}</li>" for h in (s.get("hints") or []))
     verdict = (f"<div class='big'>{fmt.esc(s['verdict'])}</div>"
                + (f"<ul>{hints}</ul>" if hints else ""))
     legend = ("<div class='muted'>" + swatch(BY_KEY["cpu"].color, False) + "solid: measured by Spark · "

@@ -1,0 +1,91 @@
+"""Advice → re-run (issue J): a hint's setting as a ready cell, and the marker that links the
+re-run to the advised run.
+
+    %%perfmeasure --advised-by 20261122-015800-3f9a1c
+    # jupyter-perf advice of run 20261122-015800-3f9a1c: spark.sql.shuffle.partitions=8
+    spark.conf.set('spark.sql.shuffle.partitions', '8')
+    <the cell as it ran>
+
+``--advised-by RUN_ID`` is the marker: when that cell has run, the magic compares it with the
+advised run and says whether the advice helped (within or beyond noise, predicted vs
+measured). Settings a running session cannot change (``spark.executor.memory``, …) get a
+comment saying to restart the session with them instead of a ``spark.conf.set`` that Spark
+would refuse. The report's Summary shows the cell under each hint with a Copy button;
+``%perfmeasure advice RUN_ID N`` puts it into a new cell below.
+"""
+from __future__ import annotations
+
+import html
+import re
+import shlex
+from typing import Any
+
+MARKER_OPTION = "--advised-by"
+
+#: Copies the <pre> beside the button: the clipboard API where the page may use it, else
+#: a selection and the copy command, else the text left selected for Ctrl+C.
+_COPY_JS = (
+    "const p=this.parentNode.querySelector('pre'),b=this;"
+    "const done=()=>{b.textContent='Copied'};"
+    "const sel=()=>{const r=document.createRange();r.selectNodeContents(p);"
+    "const s=window.getSelection();s.removeAllRanges();s.addRange(r);"
+    "try{if(document.execCommand('copy')){done();return}}catch(e){}"
+    "b.textContent='Selected: press Ctrl+C'};"
+    "if(navigator.clipboard&&navigator.clipboard.writeText){"
+    "navigator.clipboard.writeText(p.textContent).then(done,sel)}else{sel()}")
+
+
+def runtime_setting(setting: str) -> bool:
+    """Whether ``spark.conf.set`` can change ``setting`` in a running session (SQL settings)."""
+    return setting.startswith("spark.sql.")
+
+
+def _own_set(setting: str) -> re.Pattern[str]:
+    """``spark.conf.set("<setting>", <value>)`` as a cell may write it (one line)."""
+    return re.compile(r"(spark\.conf\.set\(\s*(['\"])" + re.escape(setting)
+                      + r"\2\s*,\s*)[^)\n]*\)")
+
+
+def cell_body(source: str) -> str:
+    from .store.rundir import cell_body as _body
+    return _body(source)
+
+
+def ready_cell(run: Any, hint: Any) -> str | None:
+    """The cell that re-runs ``run``'s cell with ``hint``'s setting, marked with the advised
+    run's id; None when the hint has no setting or the run no cell."""
+    if not isinstance(hint, dict):
+        return None
+    setting, value = hint.get("setting"), hint.get("value")
+    body = cell_body(getattr(run, "source", "") or "")
+    if not setting or value is None or not body.strip() or getattr(run, "kind", "") != "cell":
+        return None
+    setting, value = str(setting), str(value)
+    header = f"%%perfmeasure {MARKER_OPTION} {run.run_id}"
+    if getattr(run, "label", ""):
+        header += f" --label {shlex.quote(str(run.label))}"
+    lines = [header, f"# jupyter-perf advice of run {run.run_id}: {setting}={value}"]
+    own = _own_set(setting)
+    if runtime_setting(setting) and own.search(body):
+        # the cell sets it itself: change its value there (a line before would be undone)
+        body = own.sub(lambda m: f"{m.group(1)}{value!r})", body)
+        lines[-1] += " (changed where the cell sets it)"
+    elif runtime_setting(setting):
+        lines.append(f"spark.conf.set({setting!r}, {value!r})")
+    else:
+        lines += [f"# {setting} is read when Spark starts: restart the session with it, e.g.",
+                  f"#   spark.stop(); spark = jupyter_perf.spark_session(**{{{setting!r}: "
+                  f"{value!r}}})"]
+    return "\n".join(lines + [body])
+
+
+def ready_cell_html(run: Any, hint: Any) -> str:
+    """The ready cell under a hint in the report: collapsed, escaped, with a Copy button."""
+    cell = ready_cell(run, hint)
+    if cell is None:
+        return ""
+    return ("<details class='jp-ready-cell'><summary>Re-run with this setting: a ready "
+            "cell</summary><pre>" + html.escape(cell) + "</pre><button type='button' "
+            "class='jp-ready-cell-copy' onclick=\"" + html.escape(_COPY_JS, quote=True)
+            + "\">Copy cell</button> <span class='muted'>paste it into a new cell and run it: "
+            "the re-run is compared with this run automatically</span></details>")

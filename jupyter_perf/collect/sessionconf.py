@@ -1,0 +1,75 @@
+"""The session's SQL settings in effect when a window ends, for comparing runs (issue J).
+
+``SparkContext.getConf()`` (read when a window starts) holds the settings the session was
+started with; ``spark.conf.set(...)`` — what a user (or a ready cell of advice) changes
+between runs — lives only in the SparkSession's SQL conf. At the end of the window we add
+
+- every setting explicitly set in the session (``RuntimeConfig.getAll``: pyspark 4; the
+  JVM's ``conf().getAll()`` on 3.5), and
+- the effective value (default included) of the settings the analysis can advise on or that
+  shape a query's plan (``WATCHED``), so "200 (default) vs 8" reads as a change.
+
+Redacted as the start-up conf is (``redact.py``). Never raises: a session that cannot say
+gives nothing more.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .redact import redact
+
+#: Settings whose effective value is kept even when nobody set them.
+WATCHED = (
+    "spark.sql.shuffle.partitions",
+    "spark.sql.autoBroadcastJoinThreshold",
+    "spark.sql.adaptive.enabled",
+    "spark.sql.adaptive.coalescePartitions.enabled",
+    "spark.sql.adaptive.advisoryPartitionSizeInBytes",
+    "spark.sql.adaptive.skewJoin.enabled",
+    "spark.sql.adaptive.skewJoin.skewedPartitionFactor",
+    "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes",
+    "spark.sql.files.maxPartitionBytes",
+    "spark.sql.execution.arrow.pyspark.enabled",
+    "spark.sql.execution.pythonUDF.arrow.enabled",
+    "spark.sql.codegen.wholeStage",
+)
+
+
+def _explicit(spark: Any) -> dict[str, str]:
+    conf = spark.conf
+    get_all = getattr(type(conf), "getAll", None)
+    if get_all is not None:                          # pyspark 4: a property
+        values = conf.getAll
+        return dict(values() if callable(values) else values)
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is None:
+        return {}
+    scala_map = jsession.conf().getAll()
+    converters = spark.sparkContext._jvm.scala.collection.JavaConverters
+    return dict(converters.mapAsJavaMapConverter(scala_map).asJava())
+
+
+def session_conf(spark: Any) -> dict[str, str]:
+    """Settings of ``spark``'s session now: explicit ones and the watched effective values."""
+    out: dict[str, str] = {}
+    try:
+        out.update({str(k): str(v) for k, v in _explicit(spark).items()})
+    except Exception:  # noqa: BLE001 - an old or remote session: only the watched values
+        pass
+    for key in WATCHED:
+        if key in out:
+            continue
+        try:
+            value = spark.conf.get(key, None)
+        except Exception:  # noqa: BLE001 - a setting this Spark does not know
+            continue
+        if value is not None:
+            out[key] = str(value)
+    return out
+
+
+def with_session_conf(start_conf: Mapping[str, str] | None, spark: Any) -> dict[str, str]:
+    """The start-up conf with the session's settings laid over it, redacted."""
+    merged = dict(start_conf or {})
+    merged.update(session_conf(spark))
+    return redact(merged)

@@ -1,0 +1,149 @@
+"""Comparing runs of real Spark (local[2]) measured by %%perfmeasure in a real IPython shell:
+repeats read "within noise", a changed setting shows in the config diff with task counts equal
+to Spark's REST /stages, an extra filter shows as an operator only B has while the others
+match by shape, a hint's ready cell is compared with its advised run, and a run of another
+application and Spark version compares without error."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import jupyter_perf as jp
+from jupyter_perf.advice import ready_cell
+from jupyter_perf.store import accuracy, default_store
+from sparkhelpers import rest_stages, run_cell
+
+pytestmark = pytest.mark.spark4
+
+DATA = os.path.join(os.path.dirname(__file__), "collect", "data")
+
+REPEAT = """%%perfmeasure --label repeat
+spark.range(0, 600_000, 1, 4).selectExpr("id % 97 AS k").groupBy("k").count().collect()
+"""
+PARTITIONS = """%%perfmeasure --label partitions
+spark.conf.set("spark.sql.adaptive.enabled", "false")
+spark.conf.set("spark.sql.shuffle.partitions", "{n}")
+spark.range(0, 400_000, 1, 4).selectExpr("id % 1000 AS k", "id AS v").groupBy("k").sum("v").collect()
+"""
+QUERY = """%%perfmeasure --label query
+df = spark.range(0, 500_000, 1, 4).selectExpr("id % 500 AS k", "id AS v")
+df{filter}.groupBy("k").sum("v").collect()
+"""
+
+
+@pytest.fixture(scope="module")
+def shell(ipshell, spark_local):
+    ipshell.user_ns["spark"] = spark_local
+    return ipshell
+
+
+def _measure(shell, source: str):
+    result, cap = run_cell(shell, source)
+    assert result.error_in_exec is None, cap.stderr
+    run = jp.last_run()
+    assert run.status == "ok" and run.source.strip() == source.split("\n", 1)[1].strip()
+    return run, cap
+
+
+def _parts(s: dict) -> float:
+    return s["driver_ms"] + sum(s["components"].values()) + s["parallelism_ms"]
+
+
+def test_the_same_cell_run_again_is_within_noise(shell):
+    runs = [_measure(shell, REPEAT)[0] for _ in range(5)]
+    # %perfmeasure compare without ids: this cell's previous run against its latest
+    _, cap = run_cell(shell, "%perfmeasure compare")
+    shown = cap.outputs[-1].data
+    assert runs[-2].run_id in shown["text/html"] and runs[-1].run_id in shown["text/html"]
+    s = jp.compare(runs[-2].run_id, runs[-1].run_id).summary()
+    assert s["config_diff"] == {}
+    assert s["noise"]["runs"] == 4                  # the four earlier runs of the cell
+    assert s["within_noise"] is True, (s["sentence"], [r.wall_ms for r in runs])
+    assert "within noise" in s["sentence"] and shown["text/plain"] == s["sentence"]
+    assert all(r["matched"] and r["same_shape"] for r in s["stages"])
+    assert all(r["matched"] for r in s["operators"])
+
+
+def test_shuffle_partitions_200_vs_8(shell, spark_local):
+    a, _ = _measure(shell, PARTITIONS.format(n=200))
+    b, _ = _measure(shell, PARTITIONS.format(n=8))
+    s = jp.compare(a.run_id, b.run_id).summary()
+    assert s["config_diff"]["spark.sql.shuffle.partitions"] == ["200", "8"]
+    # the matched stages' task counts are Spark's own (REST /stages), 200 and 8 on the reduce side
+    reduce_side = []
+    for row in s["stages"]:
+        assert row["matched"]
+        for side, ref in (("a", row["a_stage"]), ("b", row["b_stage"])):
+            stage_id, attempt = (int(x) for x in ref.split("."))
+            [rest] = [x for x in rest_stages(spark_local, stage_id) if x["attemptId"] == attempt]
+            assert row["num_tasks"][side] == rest["numTasks"]
+            assert row["task_attempts"][side] == rest["numCompleteTasks"] + \
+                rest["numFailedTasks"] + rest["numKilledTasks"]
+        if row["num_tasks"]["a"] != row["num_tasks"]["b"]:
+            reduce_side.append((row["num_tasks"]["a"], row["num_tasks"]["b"]))
+    assert reduce_side == [(200, 8)]
+    # the parts add up to the measured change, the residual (shown) being what they miss
+    assert s["wall_delta_ms"] == pytest.approx(b.wall_ms - a.wall_ms)
+    assert _parts(s) + s["residual_ms"] == pytest.approx(s["wall_delta_ms"])
+    assert abs(s["wall_delta_ms"] - _parts(s)) == pytest.approx(abs(s["residual_ms"]))
+    assert abs(s["residual_ms"]) <= 0.01 * max(a.wall_ms, b.wall_ms)
+    assert s["volume"]["partitions"]["delta"] == 8 - 200
+    html = jp.compare_html(jp.compare(a.run_id, b.run_id))
+    assert "<code>spark.sql.shuffle.partitions</code></td><td>200</td><td>8</td>" in html
+
+
+def test_an_extra_filter_is_an_operator_only_b_has(shell):
+    a, _ = _measure(shell, QUERY.format(filter=""))
+    b, _ = _measure(shell, QUERY.format(filter='.filter("v % 3 = 0")'))
+    assert len(a.operators) and len(b.operators)
+    assert set(a.operators["execution_id"]).isdisjoint(set(b.operators["execution_id"]))
+    ops = jp.compare(a.run_id, b.run_id).summary()["operators"]
+    only_b = [r for r in ops if r["a_node"] is None]
+    assert [r["name"] for r in only_b] == ["Filter"] and "3" in only_b[0]["description"]
+    assert not [r for r in ops if r["b_node"] is None]          # nothing of A went missing
+    matched = {r["name"]: r for r in ops if r["matched"]}
+    for name in ("Range", "HashAggregate", "Exchange"):
+        assert any(n.startswith(name) for n in matched), (name, sorted(matched))
+    # the aggregate after the filter saw a third of the rows: its row count says so
+    final = [r for r in ops if r["name"] == "HashAggregate" and r["matched"]]
+    assert final and all(r["matched_by"] == "shape" for r in final)
+    scans = [r for r in ops if r["name"] == "Range"]
+    assert scans[0]["rows_out"]["a"] == scans[0]["rows_out"]["b"] == 500_000
+
+
+def test_a_ready_cell_is_compared_with_its_advised_run(shell, jp_home):
+    a, _ = _measure(shell, PARTITIONS.format(n=200))
+    # 400k small rows shuffled into 200 partitions: the analysis advises fewer, with a value
+    [hint] = [h for h in jp.analyze(a).hints if h.get("setting") == "spark.sql.shuffle.partitions"]
+    assert int(hint["value"]) < 200
+    cell = ready_cell(a, hint)
+    b, cap = _measure(shell, cell)
+    assert b.extra["advised_by"] == a.run_id
+    assert b.extra["spark_conf"]["spark.sql.shuffle.partitions"] == hint["value"]
+    shown = cap.outputs[-1].data                       # after the report: the comparison
+    assert a.run_id in shown["text/html"] and "Advice:" in shown["text/html"]
+    s = jp.compare(a.run_id, b.run_id, record=False).summary()
+    [p] = [p for p in s["predicted_vs_measured"] if p["setting"] == hint["setting"]]
+    assert p["measured_ms"] == pytest.approx(b.wall_ms)
+    assert p["predicted_ms"] == hint["predicted_ms"]            # None: "not simulated"
+    assert s["advice"]["verdict"] in ("helped", "slower", "no_change", "unknown")
+    assert s["advice"]["words"] in shown["text/html"]
+    # the comparison the magic made recorded the prediction in the store
+    rows, _ = accuracy.read(str(jp_home))
+    assert [(r["a"], r["b"], r["setting"]) for r in rows] == [(a.run_id, b.run_id, hint["setting"])]
+
+
+def test_runs_of_other_applications_and_spark_versions_compare(shell, spark_local):
+    """A Spark 3.5.9 event log (a stored fixture) against a run measured now (3.5 here, 4.x on
+    the pyspark 4 leg: make test-spark4)."""
+    old = jp.load_eventlog(os.path.join(DATA, "gen-snappy.snappy"))
+    assert old.spark_version == "3.5.9"
+    new, _ = _measure(shell, REPEAT)
+    default_store().save(old)
+    c = jp.compare(old.run_id, new.run_id)
+    s = c.summary()
+    assert s["spark_versions"] == ["3.5.9", spark_local.version] and s["same_app"] is False
+    assert s["setup"]["Spark version"] == ["3.5.9", spark_local.version]
+    assert _parts(s) + s["residual_ms"] == pytest.approx(s["wall_delta_ms"])
+    assert "different Spark applications" in jp.compare_html(c)

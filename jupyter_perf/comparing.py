@@ -34,7 +34,12 @@ NOISE_RUNS = 40
 
 
 class CompareError(JupyterPerfError):
-    """Two runs that cannot be compared, in one line with the next step."""
+    """Two runs that cannot be compared, in one line with the next step. ``kind``: unknown |
+    invalid | same | no-jobs | damaged | analysis | usage (the server's HTTP status)."""
+
+    def __init__(self, message: str, kind: str = "usage"):
+        super().__init__(message)
+        self.kind = kind
 
 
 class Comparison(_CoreComparison):
@@ -63,14 +68,14 @@ class Comparison(_CoreComparison):
 def _load(store: RunStore, run_id: str) -> Run:
     if not isinstance(run_id, str) or not valid_run_id(run_id):
         raise CompareError(f"{str(run_id)[:80]!r} is not a run id; list the runs with "
-                           "`jupyter-perf runs` (or %perfmeasure list)")
+                           "`jupyter-perf runs` (or %perfmeasure list)", "invalid")
     try:
         return store.load(run_id)
     except KeyError:
         raise CompareError(f"no run {run_id} in the run store at {store.root}; list the runs "
-                           "with `jupyter-perf runs` (or %perfmeasure list)") from None
+                           "with `jupyter-perf runs` (or %perfmeasure list)", "unknown") from None
     except StoreError as exc:                    # damaged: the store's own line
-        raise CompareError(one_line(exc, with_type=False)) from None
+        raise CompareError(one_line(exc, with_type=False), "damaged") from None
 
 
 def resolve(obj: Any, store: RunStore) -> Run:
@@ -91,7 +96,7 @@ def _check(run: Run, side: str) -> None:
     if run.jobs.empty and run.tasks.empty:
         raise CompareError(f"run {run.run_id} ({side}) ran no Spark jobs (status "
                            f"{run.status or '?'}): there is nothing to compare; pick a run that "
-                           "ran Spark work")
+                           "ran Spark work", "no-jobs")
 
 
 def _analyse(run: Run, side: str):
@@ -101,7 +106,7 @@ def _analyse(run: Run, side: str):
         return analyze(run)
     except Exception as exc:  # noqa: BLE001 - a bug or odd data: one line, the run is kept
         raise CompareError(f"could not analyse run {run.run_id} ({side}): {one_line(exc)}; "
-                           "its report (jupyter-perf report) shows what is there") from exc
+                           "its report (jupyter-perf report) shows what is there", "analysis") from exc
 
 
 # -- noise from the store --------------------------------------------------------------------
@@ -207,7 +212,7 @@ def compare(a: Any, b: Any, *, store: RunStore | None = None, record: bool = Tru
     run_a, run_b = resolve(a, store), resolve(b, store)
     if run_a.run_id == run_b.run_id:
         raise CompareError(f"A and B are the same run ({run_a.run_id}): nothing can differ; "
-                           "give two different runs (`jupyter-perf runs` lists them)")
+                           "give two different runs (`jupyter-perf runs` lists them)", "same")
     _check(run_a, "A")
     _check(run_b, "B")
     analysis_a, analysis_b = _analyse(run_a, "A"), _analyse(run_b, "B")

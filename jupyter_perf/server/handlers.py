@@ -205,4 +205,6 @@ def setup_handlers(web_app: tornado.web.Application, store_dir: str = "",
         (url_path_join(api, "runs", RUN_ID, "export"), ExportHandler),
     ]
     handlers += static_handlers(base_url)  # BokehJS for the report renderer (server/static.py)
+    from .compare_api import compare_handlers
+    handlers += compare_handlers(api)      # compare two runs (issue J, server/compare_api.py)
     web_app.add_handlers(".*$", handlers)

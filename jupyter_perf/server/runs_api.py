@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Callable
 
 from ..errors import one_line
 from ..store import RunStore, StoreError, home_dir, valid_run_id
@@ -252,6 +252,14 @@ def export_report(root: str | None, run_id: str, path: str | None, contents_root
                   cache_mb: float = report_cache.DEFAULT_LIMIT_MB) -> dict:
     """``POST runs/{id}/export`` on a plain file system root: write the report there, never
     through a symlink and never over a file that is not an export of this run (409)."""
+    return export_html(path, run_id, contents_root,
+                       lambda: report_html(root, run_id, cache_mb=cache_mb)[0])
+
+
+def export_html(path: str | None, run_id: str, contents_root: str,
+                make_html: Callable[[], str]) -> dict:
+    """Write ``make_html()`` to ``path`` (relative to the contents root) as an export marked
+    with ``run_id`` (a run's report, or a comparison: ``compare_api.py``)."""
     rel = export_path(path, run_id)
     folder_rel, name = posixpath.split(rel)
     folder = check_inside(contents_root, folder_rel)
@@ -261,7 +269,7 @@ def export_report(root: str | None, run_id: str, path: str | None, contents_root
     target = os.path.join(folder, name)
     if os.path.isdir(target) and not os.path.islink(target):
         raise ApiError(400, f"{rel!r} is a folder; give a file name ending in .html")
-    html, _ = report_html(root, run_id, cache_mb=cache_mb)
+    html = make_html()
     try:
         write_export(target, html, run_id)
     except ExportError as exc:

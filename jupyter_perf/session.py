@@ -11,10 +11,13 @@ import dataclasses
 import os
 import shutil
 import subprocess
+import sys
 import threading
+import time
 import weakref
 from typing import Any
 
+from . import jvm
 from .errors import JupyterPerfError, one_line
 
 SPARKMEASURE_VERSION = "0.24"
@@ -41,6 +44,7 @@ class SessionState:
     """What jupyter-perf knows about one SparkContext; it lives and dies with that context."""
 
     jar_problem: str = ""    # why sparkmeasure is missing, shown on every report of the session
+    log_path: str = ""       # where the JVM writes its output (jvm.py), for the report's notes
     listeners: Any = None    # collect.listener.Listeners, created on first use, reused by cells
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
 
@@ -125,25 +129,45 @@ def spark_session(master: str | None = None, app_name: str = "jupyter-perf",
         packages.append(sparkmeasure_package())
     settings["spark.jars.packages"] = ",".join(packages)
     master = master or settings.pop("spark.master", "local[*]")
+    started = time.monotonic()
+    log = jvm.current_log() if jvm.running_gateway() is not None else jvm.new_log_path()
+    since = jvm.log_size(log) if log else 0
     try:
-        return _warmed(_build(master, app_name, settings), warm_up)
+        return _started(_warmed(_build(master, app_name, settings, log), warm_up), started, log)
     except Exception as exc:  # JVM start or Ivy resolution failed
         first = _first_line(exc)
         if "JAVA_GATEWAY_EXITED" not in first and "Java gateway process exited" not in first:
             # Spark itself refused (a bad setting, a port, memory): say what it said
-            raise SessionError(f"could not start Spark: {first}") from exc
+            raise SessionError(f"could not start Spark: {first}{_see(log)}") from exc
+        reason = (jvm.failure_in_log(log, since) if log else "") or first
     # Retry without sparkmeasure: a profiler must not stop Spark from starting.
     others = [p for p in packages if "spark-measure" not in p]
     settings["spark.jars.packages"] = ",".join(others)
+    since = jvm.log_size(log) if log else 0
     try:
-        spark = _build(master, app_name, settings)
+        spark = _build(master, app_name, settings, log)
     except Exception as exc2:
-        raise SessionError(f"could not start Spark: {_first_line(exc2)}; check that JDK 17 is "
-                           "installed (java -version) and JAVA_HOME points at it") from exc2
+        why = (jvm.failure_in_log(log, since) if log else "") or _first_line(exc2)
+        raise SessionError(f"could not start Spark: {why}; check that JDK 17 is installed "
+                           f"(java -version) and JAVA_HOME points at it{_see(log)}") from exc2
     _warmed(spark, warm_up)
-    session_state(spark.sparkContext).jar_problem = (
-        f"sparkmeasure ({','.join(p for p in packages if 'spark-measure' in p)}) could not be "
-        f"loaded ({first}); collecting from Spark's REST API only")
+    problem = (f"sparkmeasure ({','.join(p for p in packages if 'spark-measure' in p)}) could "
+               f"not be loaded ({reason}); collecting from Spark's REST API only")
+    session_state(spark.sparkContext).jar_problem = problem
+    _started(spark, started, log)
+    print(f"jupyter-perf: {problem}", file=sys.stderr)
+    return spark
+
+
+def _see(log: str) -> str:
+    return f" (Spark's log: {log})" if log else ""
+
+
+def _started(spark, started: float, log: str):
+    """Say in one line that Spark is up, and where its own output goes."""
+    session_state(spark.sparkContext).log_path = log
+    print(f"Spark {spark.version} started in {time.monotonic() - started:.0f} s"
+          + (f", log: {log}" if log else ""))
     return spark
 
 
@@ -171,11 +195,15 @@ def _first_line(exc: BaseException) -> str:
     return one_line(exc, with_type=False)
 
 
-def _build(master: str, app_name: str, settings: dict[str, str]):
+def _build(master: str, app_name: str, settings: dict[str, str], log: str = ""):
+    """The session; the first one of the process starts the JVM with its output in ``log``."""
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.master(master).appName(app_name)
+    conf = SparkConf().setMaster(master).setAppName(app_name)
     for key, value in settings.items():
         if value != "":
-            builder = builder.config(key, value)
-    return builder.getOrCreate()
+            conf.set(key, value)
+    if log and jvm.running_gateway() is None:
+        SparkContext(conf=conf, gateway=jvm.launch(conf, log))
+    return SparkSession.builder.config(conf=conf).getOrCreate()

@@ -17,6 +17,19 @@ for _sub in ("", "analysis", "collect", "render", "server", "reliability", "ui")
         sys.path.insert(0, _path)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def session_jp_home(tmp_path_factory):
+    """What outlives one test (a module's Spark session and the JVM log it writes) stays out
+    of the user's store too."""
+    before = os.environ.get("JUPYTER_PERF_HOME")
+    os.environ["JUPYTER_PERF_HOME"] = str(tmp_path_factory.mktemp("jphome-session"))
+    yield
+    if before is None:
+        os.environ.pop("JUPYTER_PERF_HOME", None)
+    else:
+        os.environ["JUPYTER_PERF_HOME"] = before
+
+
 @pytest.fixture(autouse=True)
 def jp_home(tmp_path_factory, monkeypatch):
     """Every test writes runs into its own store, never the user's."""

@@ -5,6 +5,15 @@ Kept out of ``conftest.py`` on purpose: several directories have a conftest, and
 """
 from __future__ import annotations
 
+import re
+
+#: What the JVM prints when it starts (Ivy resolving sparkmeasure, log4j) and when its own
+#: threads fail (Java stack traces): none of it belongs under a notebook cell.
+JVM_NOISE = re.compile(r"Ivy Default Cache|:: resolving dependencies|found ch\.cern|"
+                       r"resolution report|^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (INFO|WARN|ERROR) |"
+                       r"Setting default log level|sc\.setLogLevel|^\s+at [\w.$]+\(|log4j",
+                       re.MULTILINE)
+
 
 def make_spark(master: str, warm_up: bool = False, **conf):
     """A real SparkSession with sparkmeasure attached (stops any previous one first).

@@ -5,6 +5,11 @@ sparkmeasure artifact would get it: the jar cannot be resolved, Spark still star
 """
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+
 import pytest
 
 import jupyter_perf as jp
@@ -41,6 +46,33 @@ def test_missing_jar_falls_back_to_rest_only_with_a_warning(spark):
         [rest] = [a for a in rest_stages(spark, row.stage_id) if a["attemptId"] == row.attempt]
         assert row.executor_run_time_ms == rest["executorRunTime"]
         assert row.task_attempts == rest["numCompleteTasks"]
+
+
+def test_the_reason_is_ivys_own_line(spark):
+    from jupyter_perf.session import session_state
+
+    problem = session_state(spark.sparkContext).jar_problem
+    assert f"unresolved dependency: {MISSING_JAR.replace(':', '#', 1).replace(':', ';')}" \
+        in problem, problem
+
+
+def test_a_missing_jar_is_one_line_and_spark_prints_nothing_else(tmp_path):
+    code = ("import jupyter_perf as jp\n"
+            f"s = jp.spark_session(master='local[1]', warm_up=False, **{{"
+            f"'spark.jars.packages': {MISSING_JAR!r}, 'spark.ui.port': '0'}})\n"
+            "print('count', s.range(10).count())\ns.stop()\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600, env=dict(os.environ, JUPYTER_PERF_HOME=str(tmp_path)))
+    assert out.returncode == 0, out.stderr[-3000:]
+    [started, counted] = out.stdout.splitlines()
+    assert re.fullmatch(r"Spark \d+\.\d+\.\d+ started in \d+ s, log: \S+", started)
+    assert counted == "count 10"
+    [warning] = out.stderr.splitlines()          # Ivy, log4j, the JVM's shutdown: in the log
+    assert warning.startswith("jupyter-perf: sparkmeasure (") and "unresolved dependency" in warning
+    assert "REST API only" in warning
+    log = started.split(", log: ", 1)[1]
+    assert os.path.dirname(log) == str(tmp_path / "logs")
+    assert ":: resolving dependencies" in open(log, encoding="utf-8", errors="replace").read()
 
 
 def test_evicted_tasks_are_detected_and_reported(spark):

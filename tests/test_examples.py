@@ -7,6 +7,8 @@ import shutil
 import nbformat
 from nbclient import NotebookClient
 
+from sparkhelpers import JVM_NOISE
+
 EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, "examples")
 
 
@@ -24,6 +26,9 @@ def execute(name: str, tmp_path, jp_home):
             os.environ.pop("JUPYTER_PERF_OUT", None)
         else:
             os.environ["JUPYTER_PERF_OUT"] = env_before
+    # the JVM's own output (Ivy, log4j, stack traces) goes to its log file, not the notebook
+    texts = [o.get("text", "") for c in nb.cells for o in c.get("outputs", [])]
+    assert not JVM_NOISE.search("\n".join(texts)), [t for t in texts if JVM_NOISE.search(t)]
     return nb
 
 

@@ -9,6 +9,8 @@ import sys
 import pytest
 from jupyter_client.manager import start_new_kernel
 
+from sparkhelpers import JVM_NOISE
+
 pytestmark = pytest.mark.own_process
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -62,11 +64,23 @@ def kernel(tmp_path_factory):
     km.shutdown_kernel(now=False)
 
 
-def test_first_measured_cell_of_a_fresh_kernel(kernel):
+def test_first_measured_cell_of_a_fresh_kernel_is_quiet(kernel):
     cell = kernel("%%perfmeasure\nspark.range(1000).count()\n")
     assert cell.reply["content"]["status"] == "ok"
     [result] = cell.of_type("execute_result")
     assert result["content"]["data"]["text/plain"] == "1000"
+    streams = cell.stream("stdout") + cell.stream("stderr")
+    assert not JVM_NOISE.search(streams), streams
+    # one line says Spark started and where its own output went
+    [line] = [l for l in streams.splitlines() if l.strip()]
+    started = re.fullmatch(r"Spark (\d+\.\d+\.\d+) started in \d+ s, log: (.+)", line)
+    assert started, line
+    log = started.group(2)
+    text = open(log, encoding="utf-8", errors="replace").read()
+    assert "spark-measure" in text and ":: resolving dependencies" in text    # Ivy, there
+    # ... and the report's collection notes name the same file
+    notes = kernel("import jupyter_perf as jp; print(jp.last_run().extra['spark_log'])")
+    assert notes.stream("stdout").strip() == log
 
 
 def test_a_failing_cell_shows_the_users_frames_under_its_own_number(kernel):

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..errors import one_line
 from ..model import Run, conform, new_run_id
+from ..session import session_state
 from .hostcpu import HostCpuSampler, executors_on_this_host
 from .listener import ListenerUnavailable, listeners_for
 from .progress import ProgressPoller, ProgressSnapshot, StatusReader
@@ -77,8 +78,9 @@ class Window:
             self.listeners = listeners_for(self.spark)
             self.listeners.begin()
         except ListenerUnavailable as exc:
-            from ..session import session_state
             run.warnings.append(session_state(self.sc).jar_problem or str(exc))
+        if session_state(self.sc).log_path:    # the JVM's own output (a collection note)
+            run.extra["spark_log"] = session_state(self.sc).log_path
         ui = self.sc.uiWebUrl
         if ui:
             self.rest = SparkRest(ui, run.app_id)

@@ -84,7 +84,8 @@ def _key_numbers(a: Analysis, s: dict) -> str:
         ("stragglers", f"{s['stragglers']['count']} stragglers · "
                        f"{s['stragglers']['data_skew_count']} data-skewed tasks"),
         ("Spark", f"{fmt.esc(run.spark_version)} on {fmt.esc(run.master)} · app {fmt.esc(run.app_id)} "
-                  f"{fmt.esc(run.app_name)} · collected with {fmt.esc(run.collector or 'n/a')}"),
+                  f"{fmt.esc(run.app_name)} · collected with {fmt.esc(run.collector or 'n/a')}"
+                  + (f" · Spark's log {fmt.esc(run.extra['spark_log'])}" if run.extra.get("spark_log") else "")),
     ]
     return "<table class='kv'>" + "".join(f"<tr><td class='muted'>{k}</td><td>{v}</td></tr>"
                                           for k, v in rows) + "</table>"

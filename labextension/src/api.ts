@@ -1,6 +1,11 @@
 import { ServerConnection } from '@jupyterlab/services';
 
-import { IExportResult, IRunDetail, IRunsPage } from './types';
+import {
+  ICompareExportResult,
+  IExportResult,
+  IRunDetail,
+  IRunsPage
+} from './types';
 
 import { requestAPI, requestText } from './request';
 
@@ -53,6 +58,26 @@ export class RunsAPI {
         method: 'POST',
         body: JSON.stringify(path ? { path } : {})
       }
+    );
+  }
+
+  /** The standalone HTML comparison of two runs (B against A). */
+  compare(a: string, b: string): Promise<string> {
+    return requestText(
+      `compare/${encodeURIComponent(a)}/${encodeURIComponent(b)}`,
+      this.serverSettings
+    );
+  }
+
+  exportComparison(
+    a: string,
+    b: string,
+    path?: string
+  ): Promise<ICompareExportResult> {
+    return requestAPI(
+      `compare/${encodeURIComponent(a)}/${encodeURIComponent(b)}/export`,
+      this.serverSettings,
+      { method: 'POST', body: JSON.stringify(path ? { path } : {}) }
     );
   }
 

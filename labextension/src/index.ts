@@ -20,6 +20,9 @@ import { RunsAPI } from './api';
 import { CommandIDs, registerCommands } from './commands';
 
 // eslint-disable-next-line jupyter/prefer-lazy-imports
+import { CompareCommandIDs, registerCompare } from './compare';
+
+// eslint-disable-next-line jupyter/prefer-lazy-imports
 import { SparkRunsPanel } from './panel';
 
 import { ReportView } from './report';
@@ -55,7 +58,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const panel = new SparkRunsPanel({
       api,
       onOpen: runId =>
-        void app.commands.execute(CommandIDs.openReport, { runId })
+        void app.commands.execute(CommandIDs.openReport, { runId }),
+      onCompare: (a, b) =>
+        void app.commands.execute(CompareCommandIDs.compare, { a, b })
     });
     app.shell.add(panel, 'left', { rank: 900 });
 
@@ -63,6 +68,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       namespace: 'jupyter-perf-report'
     });
     registerCommands({ app, api, panel, tracker });
+    registerCompare({ app, api, panel, restorer, palette }); // issue J: compare.ts
 
     if (palette) {
       for (const command of [

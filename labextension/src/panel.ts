@@ -8,6 +8,8 @@ import { LabIcon, refreshIcon } from '@jupyterlab/ui-components';
 
 import { RunsAPI } from './api';
 
+import { CompareSelection, IPickedRun, picked } from './compareselect';
+
 import { pageLabel } from './format';
 
 import {
@@ -75,11 +77,13 @@ export class SparkRunsPanel extends Widget {
   constructor(options: {
     api: RunsAPI;
     onOpen: (runId: string) => void;
+    onCompare?: (a: string, b: string) => void;
     now?: () => number;
   }) {
     super();
     this._api = options.api;
     this._onOpen = options.onOpen;
+    this._onCompare = options.onCompare ?? (() => undefined);
     this._now = options.now ?? (() => Date.now());
     this._model = new RunsListModel(DEFAULT_MAX_RUNS);
 
@@ -112,6 +116,8 @@ export class SparkRunsPanel extends Widget {
       }, 250);
     });
     toolbar.appendChild(this._search);
+
+    this._compareBar = this._buildCompareBar();
 
     this._notice = el('div', 'jp-perf-notice');
     this._notice.hidden = true;
@@ -153,6 +159,7 @@ export class SparkRunsPanel extends Widget {
     this.node.append(
       header,
       toolbar,
+      this._compareBar,
       this._notice,
       this._error,
       this._list,
@@ -180,6 +187,29 @@ export class SparkRunsPanel extends Widget {
 
   get model(): RunsListModel {
     return this._model;
+  }
+
+  /** The runs picked for a comparison (Ctrl/Cmd/Shift+click, or the context menu). */
+  get comparison(): CompareSelection {
+    return this._comparison;
+  }
+
+  /** Pick or unpick a run for the comparison; the rows and the bar follow. */
+  toggleComparison(run: IPickedRun): void {
+    this._comparison.toggle(run);
+    this._showComparison();
+  }
+
+  private _showComparison(): void {
+    this._list
+      .querySelectorAll<HTMLElement>(`.${RUN_ITEM_CLASS}`)
+      .forEach(li => {
+        li.classList.toggle(
+          'jp-perf-compare-picked',
+          this._comparison.has(li.dataset.runId ?? '')
+        );
+      });
+    this._renderCompareBar();
   }
 
   /** A row currently listed, by id. */
@@ -301,6 +331,9 @@ export class SparkRunsPanel extends Widget {
     li.setAttribute('role', 'listitem');
     if (row.run_id === this._selected) {
       li.classList.add('jp-mod-selected');
+    }
+    if (this._comparison.has(row.run_id)) {
+      li.classList.add('jp-perf-compare-picked');
     }
     if (row.status && row.status !== 'ok') {
       li.classList.add(`jp-perf-status-${row.status.replace(/[^a-z-]/gi, '')}`);
@@ -443,6 +476,11 @@ export class SparkRunsPanel extends Widget {
 
   private _onListClick = (event: MouseEvent): void => {
     const item = this._itemOf(event.target);
+    const row = this._model.find(item?.dataset.runId ?? '');
+    if (row && (event.ctrlKey || event.metaKey || event.shiftKey)) {
+      this.toggleComparison(picked(row)); // picks for a comparison, opens nothing
+      return;
+    }
     if (item?.dataset.runId) {
       this._select(item);
       this._onOpen(item.dataset.runId);
@@ -473,6 +511,37 @@ export class SparkRunsPanel extends Widget {
       }
     }
   };
+
+  /** "Compare A: … → B: …  [Compare] [Clear]", shown while runs are picked. */
+  private _buildCompareBar(): HTMLElement {
+    const bar = el('div', 'jp-perf-compare-bar');
+    bar.hidden = true;
+    this._compareText = el('span', 'jp-perf-compare-text');
+    this._compareButton = el(
+      'button',
+      'jp-perf-compare-button jp-mod-styled jp-mod-accept',
+      'Compare'
+    );
+    this._compareButton.addEventListener('click', () => {
+      const pair = this._comparison.pair();
+      if (pair) {
+        this._onCompare(pair.a.runId, pair.b.runId);
+      }
+    });
+    const clear = el('button', 'jp-perf-compare-clear jp-mod-styled', 'Clear');
+    clear.addEventListener('click', () => {
+      this._comparison.clear();
+      this._showComparison();
+    });
+    bar.append(this._compareText, this._compareButton, clear);
+    return bar;
+  }
+
+  private _renderCompareBar(): void {
+    this._compareText.textContent = this._comparison.describe();
+    this._compareBar.hidden = this._comparison.runs.length === 0;
+    this._compareButton.disabled = this._comparison.pair() === null;
+  }
 
   private _buildEmptyState(): HTMLElement {
     const empty = el('div', 'jp-perf-empty');
@@ -508,6 +577,11 @@ export class SparkRunsPanel extends Widget {
 
   private _api: RunsAPI;
   private _onOpen: (runId: string) => void;
+  private _onCompare: (a: string, b: string) => void;
+  private _comparison = new CompareSelection();
+  private _compareBar: HTMLElement;
+  private _compareText!: HTMLElement;
+  private _compareButton!: HTMLButtonElement;
   private _now: () => number;
   private _model: RunsListModel;
   private _search: HTMLInputElement;

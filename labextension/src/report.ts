@@ -7,6 +7,16 @@ import { RunsAPI } from './api';
 import { sparkRunsIcon } from './panel';
 
 /**
+ * Where a view's HTML comes from, and what to call it in its status line: a run's
+ * report by default, a comparison of two runs for compare.ts.
+ */
+export interface IHtmlSource {
+  load(refresh: boolean): Promise<string>;
+  /** e.g. "the report of run X" */
+  what: string;
+}
+
+/**
  * A run's report inside a main-area tab.
  *
  * The HTML is fetched with the user's credentials (ServerConnection) and put
@@ -17,9 +27,14 @@ import { sparkRunsIcon } from './panel';
 export class ReportView extends Widget {
   constructor(
     readonly runId: string,
-    private _api: RunsAPI
+    private _api: RunsAPI,
+    source?: IHtmlSource
   ) {
     super();
+    this._source = source ?? {
+      load: refresh => this._api.report(this.runId, refresh),
+      what: `the report of run ${runId}`
+    };
     this.addClass('jp-perf-report');
     this._status = document.createElement('div');
     this._status.className = 'jp-perf-report-status';
@@ -27,17 +42,17 @@ export class ReportView extends Widget {
     this._frame.className = 'jp-perf-report-frame';
     this._frame.setAttribute('sandbox', 'allow-scripts');
     this._frame.setAttribute('referrerpolicy', 'no-referrer');
-    this._frame.title = `jupyter-perf report of run ${runId}`;
+    this._frame.title = `jupyter-perf ${this._source.what.replace(/^the /, '')}`;
     this.node.append(this._status, this._frame);
   }
 
   /** (Re)load the report; `refresh` asks the server to render it again. */
   async load(refresh = false): Promise<void> {
-    this._status.textContent = 'Loading the report…';
+    this._status.textContent = `Loading ${this._source.what}…`;
     this._status.hidden = false;
     this._frame.hidden = true;
     try {
-      const html = await this._api.report(this.runId, refresh);
+      const html = await this._source.load(refresh);
       if (this.isDisposed) {
         return;
       }
@@ -47,7 +62,7 @@ export class ReportView extends Widget {
       this._loaded = true;
     } catch (reason) {
       const message = reason instanceof Error ? reason.message : String(reason);
-      this._status.textContent = `Could not load the report of run ${this.runId}: ${message}`;
+      this._status.textContent = `Could not load ${this._source.what}: ${message}`;
       this._status.classList.add('jp-perf-error');
     }
   }
@@ -59,6 +74,7 @@ export class ReportView extends Widget {
   /** The run's label as the tab shows it (saved with the layout). */
   runTitle = '';
 
+  private _source: IHtmlSource;
   private _status: HTMLElement;
   private _frame: HTMLIFrameElement;
   private _loaded = false;

@@ -70,3 +70,11 @@ export interface IExportResult {
   path: string;
   bytes: number;
 }
+
+/** `POST compare/{a}/{b}/export` */
+export interface ICompareExportResult {
+  a: string;
+  b: string;
+  path: string;
+  bytes: number;
+}

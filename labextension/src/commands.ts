@@ -4,12 +4,9 @@ import {
   Dialog,
   MainAreaWidget,
   Notification,
-  ToolbarButton,
   WidgetTracker,
   showDialog
 } from '@jupyterlab/apputils';
-
-import { downloadIcon, refreshIcon } from '@jupyterlab/ui-components';
 
 import { Widget } from '@lumino/widgets';
 
@@ -19,7 +16,12 @@ import { locateCell, sameNotebook } from './cells';
 
 import { RUN_ITEM_CLASS, SparkRunsPanel } from './panel';
 
-import { ReportView, createReportWidget, setReportTitle } from './report';
+import {
+  ReportView,
+  addViewButtons,
+  createReportWidget,
+  setReportTitle
+} from './report';
 
 import { runTitle } from './row';
 
@@ -155,25 +157,12 @@ export function registerCommands(ctx: ICommandContext): void {
           })
           .catch(() => undefined); // the report itself says what went wrong
       }
-      widget.toolbar.addItem(
-        'export',
-        new ToolbarButton({
-          icon: downloadIcon,
-          label: 'Export HTML',
-          tooltip:
-            'Write this report as a standalone HTML file into the Jupyter root',
-          onClick: () =>
-            void commands.execute(CommandIDs.exportReport, { runId })
-        })
-      );
-      widget.toolbar.addItem(
-        'reload',
-        new ToolbarButton({
-          icon: refreshIcon,
-          tooltip: 'Render the report again',
-          onClick: () => void widget.content.load(true)
-        })
-      );
+      addViewButtons(widget, {
+        what: 'report',
+        onExport: () =>
+          void commands.execute(CommandIDs.exportReport, { runId }),
+        reloadTooltip: 'Render the report again'
+      });
       void tracker.add(widget);
       shell.add(widget, 'main');
       shell.activateById(widget.id);

@@ -4,19 +4,16 @@ import {
   ICommandPalette,
   MainAreaWidget,
   Notification,
-  ToolbarButton,
   WidgetTracker
 } from '@jupyterlab/apputils';
-
-import { downloadIcon, refreshIcon } from '@jupyterlab/ui-components';
 
 import { RunsAPI } from './api';
 
 import { picked } from './compareselect';
 
-import { RUN_ITEM_CLASS, SparkRunsPanel, sparkRunsIcon } from './panel';
+import { RUN_ITEM_CLASS, SparkRunsPanel } from './panel';
 
-import { ReportView } from './report';
+import { ReportView, addViewButtons, viewWidget } from './report';
 
 /**
  * Compare two runs (issue J): the sidebar's two-run selection opens the
@@ -50,15 +47,12 @@ export function createCompareWidget(
   b: string,
   api: RunsAPI
 ): MainAreaWidget<CompareView> {
-  const content = new CompareView(a, b, api);
-  const widget = new MainAreaWidget({ content });
-  widget.id = `jupyter-perf-compare-${a}-${b}`;
-  widget.addClass('jp-perf-report-panel');
+  const widget = viewWidget(
+    new CompareView(a, b, api),
+    `jupyter-perf-compare-${a}-${b}`
+  );
   widget.title.label = 'Compare runs';
   widget.title.caption = `Spark runs compared: A ${a} → B ${b}`;
-  widget.title.icon = sparkRunsIcon;
-  widget.title.closable = true;
-  void content.load();
   return widget;
 }
 
@@ -117,25 +111,13 @@ export function registerCompare(ctx: {
         return existing;
       }
       const widget = createCompareWidget(a, b, api);
-      widget.toolbar.addItem(
-        'export',
-        new ToolbarButton({
-          icon: downloadIcon,
-          label: 'Export HTML',
-          tooltip:
-            'Write this comparison as a standalone HTML file into the Jupyter root',
-          onClick: () =>
-            void commands.execute(CompareCommandIDs.exportComparison, { a, b })
-        })
-      );
-      widget.toolbar.addItem(
-        'reload',
-        new ToolbarButton({
-          icon: refreshIcon,
-          tooltip: 'Compare again (runs stored since then count in the noise)',
-          onClick: () => void widget.content.load(true)
-        })
-      );
+      addViewButtons(widget, {
+        what: 'comparison',
+        onExport: () =>
+          void commands.execute(CompareCommandIDs.exportComparison, { a, b }),
+        reloadTooltip:
+          'Compare again (runs stored since then count in the noise)'
+      });
       void tracker.add(widget);
       shell.add(widget, 'main');
       shell.activateById(widget.id);

@@ -1,4 +1,6 @@
-import { MainAreaWidget } from '@jupyterlab/apputils';
+import { MainAreaWidget, ToolbarButton } from '@jupyterlab/apputils';
+
+import { downloadIcon, refreshIcon } from '@jupyterlab/ui-components';
 
 import { Widget } from '@lumino/widgets';
 
@@ -91,18 +93,53 @@ export function setReportTitle(
   widget.title.caption = `Spark run ${runId}: ${title}`;
 }
 
+/** A report-like view (a run's report, a comparison) in a closable main-area tab, loading. */
+export function viewWidget<T extends ReportView>(
+  content: T,
+  id: string
+): MainAreaWidget<T> {
+  const widget = new MainAreaWidget({ content });
+  widget.id = id;
+  widget.addClass('jp-perf-report-panel');
+  widget.title.icon = sparkRunsIcon;
+  widget.title.closable = true;
+  void content.load();
+  return widget;
+}
+
+/** The tab's toolbar: Export HTML (into the Jupyter root) and load again. */
+export function addViewButtons(
+  widget: MainAreaWidget<ReportView>,
+  options: { what: string; onExport: () => void; reloadTooltip: string }
+): void {
+  widget.toolbar.addItem(
+    'export',
+    new ToolbarButton({
+      icon: downloadIcon,
+      label: 'Export HTML',
+      tooltip: `Write this ${options.what} as a standalone HTML file into the Jupyter root`,
+      onClick: options.onExport
+    })
+  );
+  widget.toolbar.addItem(
+    'reload',
+    new ToolbarButton({
+      icon: refreshIcon,
+      tooltip: options.reloadTooltip,
+      onClick: () => void widget.content.load(true)
+    })
+  );
+}
+
 export function createReportWidget(
   runId: string,
   title: string,
   api: RunsAPI
 ): MainAreaWidget<ReportView> {
-  const content = new ReportView(runId, api);
-  const widget = new MainAreaWidget({ content });
-  widget.id = `jupyter-perf-report-${runId}`;
-  widget.addClass('jp-perf-report-panel');
+  const widget = viewWidget(
+    new ReportView(runId, api),
+    `jupyter-perf-report-${runId}`
+  );
   setReportTitle(widget, runId, title);
-  widget.title.icon = sparkRunsIcon;
-  widget.title.closable = true;
-  void content.load();
   return widget;
 }

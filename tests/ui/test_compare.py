@@ -1,0 +1,131 @@
+"""Comparing two runs from the "Spark runs" sidebar, in a real JupyterLab and Debian's Chromium.
+
+The notebook tests/ui/notebooks/compare.ipynb runs the same aggregation twice as real
+``%%perfmeasure`` cells, with ``spark.sql.shuffle.partitions`` set to 200 and then to 8
+inside the cell. The test picks both rows with Ctrl+click, checks the bar (the older run is
+A whatever the order of picking; a label with markup shows as text), opens the comparison
+tab (the server's HTML in a sandboxed iframe) and checks that it says what the server's JSON
+summary says: the setting that differs, the task counts, and that with two runs the noise is
+unknown. Then "Export HTML" writes the file, which is opened offline in Chromium.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jupyter_perf.atomic import EXPORT_MARKER
+from jupyter_perf.comparing import export_id
+from labhelpers import KERNEL_IDLE_JS, TOKEN, api, open_page, require_browser, start_lab
+
+require_browser()
+
+NOTEBOOK = Path(__file__).parent / "notebooks" / "compare.ipynb"
+LABELS = ("partitions 200", "partitions <8>")
+
+pytestmark = pytest.mark.timeout(900)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    yield from start_lab(tmp_path_factory.mktemp("lab"), [NOTEBOOK])
+
+
+@pytest.fixture(scope="module")
+def page(lab, browser):
+    context, page = open_page(browser, f"{lab['url']}/lab/tree/compare.ipynb?reset&token={TOKEN}")
+    yield page
+    context.close()
+
+
+def _run_the_notebook(lab, page, sidebar) -> dict[str, dict]:
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    for label in LABELS:
+        try:
+            sidebar.locator(".jp-perf-run-item", has_text=label).wait_for(timeout=300_000)
+        except Exception:
+            outputs = page.locator(".jp-OutputArea-output").all_inner_texts()
+            pytest.fail(f"run {label!r} never appeared in the sidebar; cell outputs: "
+                        f"{outputs!r}; lab log: {lab['log'].read_text()[-2000:]}")
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=300_000)
+    runs = {r["label"]: r for r in api(lab, "runs")["runs"]}
+    assert set(runs) == set(LABELS)
+    assert all(r["status"] == "ok" and r["num_tasks"] > 0 for r in runs.values()), runs
+    return runs
+
+
+def test_pick_two_runs_compare_and_export(lab, page, browser):
+    tab = page.locator('.jp-SideBar.jp-mod-left .lm-TabBar-tab[title="Spark runs"]')
+    tab.wait_for()
+    if page.locator("#jupyter-perf-sidebar").is_hidden():
+        tab.click()
+    sidebar = page.locator("#jupyter-perf-sidebar")
+    sidebar.wait_for(state="visible")
+    runs = _run_the_notebook(lab, page, sidebar)
+    a, b = runs[LABELS[0]]["run_id"], runs[LABELS[1]]["run_id"]
+
+    bar = sidebar.locator(".jp-perf-compare-bar")
+    assert bar.is_hidden()                       # nothing picked yet
+    # pick the newer run first: Ctrl+click picks, it opens no report
+    newer = sidebar.locator(".jp-perf-run-item", has_text=LABELS[1])
+    older = sidebar.locator(".jp-perf-run-item", has_text=LABELS[0])
+    newer.click(modifiers=["Control"])
+    bar.wait_for(state="visible")
+    assert bar.locator(".jp-perf-compare-text").inner_text() == \
+        f"A: {LABELS[1]}. Ctrl+click a second run to compare."
+    assert bar.locator(".jp-perf-compare-button").is_disabled()
+    assert "jp-perf-compare-picked" in newer.get_attribute("class")
+    assert page.locator('.lm-TabBar-tab[data-id^="jupyter-perf-report-"]').count() == 0
+    older.click(modifiers=["Control"])
+    # the older run is A; the label's markup is text, not elements
+    assert bar.locator(".jp-perf-compare-text").inner_text() == \
+        f"Compare A: {LABELS[0]} → B: {LABELS[1]}"
+    assert sidebar.locator("img, .jp-perf-compare-bar b").count() == 0
+    button = bar.locator(".jp-perf-compare-button")
+    assert button.is_enabled()
+    button.click()
+
+    # the comparison opens in a tab: the server's HTML in a sandboxed iframe
+    view = page.locator(f"#jupyter-perf-compare-{a}-{b}")
+    frame_el = view.locator("iframe.jp-perf-report-frame")
+    frame_el.wait_for(state="visible", timeout=180_000)
+    assert frame_el.get_attribute("sandbox") == "allow-scripts"
+    frame = frame_el.element_handle().content_frame()
+    frame.wait_for_function("() => document.body && document.body.innerText.length > 100",
+                            timeout=60_000)
+    text = frame.evaluate("() => document.body.innerText")
+    summary = api(lab, f"compare/{a}/{b}?format=json")
+    assert (summary["a"], summary["b"]) == (a, b)
+    assert summary["config_diff"]["spark.sql.shuffle.partitions"] == ["200", "8"]
+    assert summary["within_noise"] is None       # two runs: the noise cannot be known
+    assert summary["sentence"] in text and "noise unknown" in text
+    assert "spark.sql.shuffle.partitions" in text
+    assert LABELS[1] in text                     # the label as text ...
+    assert frame.locator("img").count() == 0     # ... never as markup
+    assert frame.evaluate("() => window.origin") == "null"
+
+    # Export HTML writes the comparison into the root; it reads the same offline
+    view.locator(".jp-Toolbar").get_by_text("Export HTML").click()
+    name = f"jupyter-perf-{export_id(a, b)}.html"
+    page.locator(".Toastify__toast", has_text=name).wait_for(timeout=120_000)
+    exported = lab["root"] / name
+    html = exported.read_text(encoding="utf-8")
+    assert html.rstrip().endswith(EXPORT_MARKER.format(run_id=export_id(a, b)))
+    offline = browser.new_context(offline=True, java_script_enabled=False)
+    try:
+        standalone = offline.new_page()
+        requests: list[str] = []
+        standalone.on("request", lambda r: requests.append(r.url))
+        standalone.goto(exported.as_uri())
+        shown = standalone.locator("body").inner_text()
+        assert summary["sentence"] in shown and "spark.sql.shuffle.partitions" in shown
+        assert LABELS[1] in shown and standalone.locator("img").count() == 0
+        assert requests == [exported.as_uri()]   # nothing else fetched
+    finally:
+        offline.close()
+
+    # Clear unpicks both rows and hides the bar
+    bar.locator(".jp-perf-compare-clear").click()
+    assert bar.is_hidden()
+    assert sidebar.locator(".jp-perf-compare-picked").count() == 0

@@ -1,4 +1,4 @@
-"""The interactive report: six tabs in one Bokeh document, and its standalone offline HTML.
+"""The interactive report: seven tabs in one Bokeh document, and its standalone offline HTML.
 
 ``report_document(a)`` builds the tabs (``tabs/``) and wires one CustomJS — ``js/report.js``
 (replay port, level of detail, formatting) + ``js/main.js`` (dispatch) — to the document's
@@ -15,7 +15,7 @@ from importlib import resources as _res
 from bokeh.document import Document
 from bokeh.embed import file_html
 from bokeh.layouts import column
-from bokeh.models import CustomJS, Tabs
+from bokeh.models import ColumnDataSource, CustomJS, Tabs
 from bokeh.resources import INLINE
 
 from ..analysis import Analysis, analyze
@@ -25,6 +25,7 @@ from . import fmt, payload
 from .basic import basic_layout
 from .lanes import assign_lanes
 from .tabs.memory import memory_tab
+from .tabs.query import query_tab
 from .tabs.stages import stages_tab
 from .tabs.stragglers import stragglers_tab
 from .tabs.summary import header_html, summary_tab
@@ -33,7 +34,7 @@ from .tabs.whatif import whatif_tab
 from .widgets import div, share_styles
 
 TITLE = "jupyter-perf report"
-TAB_NAMES = ["Summary", "Timeline", "Stages", "Stragglers", "What-if", "Memory"]
+TAB_NAMES = ["Summary", "Query", "Timeline", "Stages", "Stragglers", "What-if", "Memory"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -64,11 +65,12 @@ def report_document(a: Analysis) -> Document:
 
     t_summary = summary_tab(a, s)
     t_timeline, tlp = timeline_tab(a, lanes, flags_by_row)
-    t_stages = stages_tab(a)
+    t_query, q = query_tab(a)
+    t_stages, stages_src = stages_tab(a)
     t_strag, strag_src, strag_info = stragglers_tab(a, extras["pos"], extras["straggler_rows"])
     t_whatif, w = whatif_tab(a)
     t_memory = memory_tab(a)
-    panels = [t_summary, t_timeline, t_stages, t_strag, t_whatif, t_memory]
+    panels = [t_summary, t_query, t_timeline, t_stages, t_strag, t_whatif, t_memory]
     tabs = Tabs(tabs=panels, sizing_mode="stretch_width", name="jp-tabs")
     _lazy_tabs(tabs, panels)
     header = div(header_html(run, f" · {fmt.ms(a.wall_ms)} wall · model error "
@@ -79,11 +81,14 @@ def report_document(a: Analysis) -> Document:
         P=arrays, M=payload.meta_json(meta), state=w.state, tl=_parts(tlp), sim=_parts(w.sim),
         disk=w.disk, network=w.network, slots=w.slots, toggles=w.toggles, out=w.out,
         strag=strag_src, selected=strag_info, LIMIT=DETAIL_LIMIT, BINS=BINS,
-        simAxis=w.sim.fig.yaxis[0]), code=js_source())
+        simAxis=w.sim.fig.yaxis[0], ops=q.source or ColumnDataSource({}), opInfo=q.info,
+        stagesSrc=stages_src, track=tlp.track or ColumnDataSource({})), code=js_source())
     for widget in (w.disk, w.network, w.slots):
         widget.js_on_change("value", cb)
     w.toggles.js_on_change("active", cb)
     strag_src.selected.js_on_change("indices", cb)
+    if q.source is not None:
+        q.source.selected.js_on_change("indices", cb)
     tlp.fig.js_on_event("rangesupdate", cb)
     w.sim.fig.js_on_event("rangesupdate", cb)
     doc = Document()

@@ -78,13 +78,15 @@ CHAR_PX = 7                                 # a header character at the table's 
 
 def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, height: int,
           name: str | None = None, fit: bool = False, frozen: int = 1,
+          source: ColumnDataSource | None = None,
           **kw: Any) -> tuple[DataTable, ColumnDataSource]:
     """``columns``: (field, title, kind) with kind ``text`` | ``int`` | ``ms`` | ``float`` |
     ``pct`` | ``bytes``. Text cells use StringFormatter, which writes text, not markup.
 
     Every column is at least as wide as its header, so no header is cut. ``fit``: the columns
     fill the table's width (small tables); otherwise a wide table scrolls sideways with its
-    first ``frozen`` columns kept in view."""
+    first ``frozen`` columns kept in view. ``source``: a data source to show (shared with a
+    chart) instead of a new one holding ``data``."""
     cols = []
     # one formatter per kind and one (unused: tables are read-only) editor per table, each
     # serialised once and referenced by every column
@@ -93,11 +95,13 @@ def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, hei
     for field, title, kind in columns:
         if kind not in formatters:
             formatters[kind] = (StringFormatter() if kind == "text" else
-                                NumberFormatter(format=NUMBER_FORMATS.get(kind, "0,0.00")))
+                                NumberFormatter(format=NUMBER_FORMATS.get(kind, "0,0.00"),
+                                                nan_format="–", null_format="–"))
         width = max(KIND_WIDTH.get(kind, 80), CHAR_PX * len(title) + 20)
         cols.append(TableColumn(field=field, title=title, formatter=formatters[kind],
                                 editor=editor, width=width))
-    source = ColumnDataSource(data, name=(name + "-source") if name else None)
+    if source is None:
+        source = ColumnDataSource(data, name=(name + "-source") if name else None)
     kw.setdefault("sizing_mode", "stretch_width")
     # force_fit: the columns are scaled to fill the width ("fit_columns" and "fit_viewport"
     # measure cell contents with SlickGrid code that throws "row is not defined" in Bokeh 3.9)

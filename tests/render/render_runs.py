@@ -102,6 +102,55 @@ def with_skipped(run: Run, n: int = 3) -> Run:
     return r
 
 
+OP_NAMES = ("Filter", "Project", "HashAggregate", "Exchange", "SortMergeJoin", "Sort",
+            "BroadcastHashJoin", "Window")
+
+
+def with_plan(run: Run, n_ops: int = 40, hostile: bool = False, execution_id: int = 0) -> Run:
+    """A SQL execution of ``n_ops`` plan nodes (the model's contract, through
+    ``tests/analysis/plan_synth``) over the stages that ran: a tree whose leaves are parquet
+    scans and whose deeper nodes ran in earlier stages, with ``WholeStageCodegen`` clusters and
+    ``InputAdapter`` wrappers to look through. ``hostile``: HTML in the descriptions and a
+    scanned path, as column names, literals and paths carry user strings."""
+    import random
+
+    from plan_synth import attach, node
+
+    r = copy.deepcopy(run)
+    ran = sorted(int(s) for s in r.tasks["stage_id"].unique())
+    rng = random.Random(n_ops)
+    parent = {0: None}
+    for i in range(1, n_ops):
+        parent[i] = rng.randrange(max(0, i - 6), i)
+    children = {i: [c for c, p in parent.items() if p == i] for i in parent}
+    depth = {0: 0}
+    for i in range(1, n_ops):
+        depth[i] = depth[parent[i]] + 1
+    deepest = max(depth.values()) or 1
+    evil = f" {HOSTILE}" if hostile else ""
+    nodes, next_id = [], n_ops
+    for i in range(n_ops):
+        stage = ran[min(len(ran) - 1, (deepest - depth[i]) * len(ran) // (deepest + 1))]
+        if i == 0:
+            nodes.append(node(0, "AdaptiveSparkPlan"))
+            continue
+        leaf = not children[i]
+        name = "Scan parquet" if leaf else OP_NAMES[i % len(OP_NAMES)]
+        desc = (f"FileScan parquet [c{i}#1L] Batched: true, Location: InMemoryFileIndex(1 paths)"
+                f"[file:/data/table_{i}{evil}.parquet], ReadSchema: struct<c{i}:bigint>" if leaf
+                else f"{name} [c{i}#1L = 'v{i}'{evil}]")
+        up = parent[i]
+        if i % 7 == 0 and up:                         # a wrapper in between, looked through
+            nodes.append(node(next_id, "InputAdapter", parents=[up], stages=[stage]))
+            up, next_id = next_id, next_id + 1
+        nodes.append(node(i, name, parents=[up], stages=[stage],
+                          metrics={"number of output rows": 1000 * (i + 1)}, description=desc,
+                          codegen=stage + 1, cluster=n_ops + 10_000 + stage))
+    for stage in ran:
+        nodes.append(node(n_ops + 10_000 + stage, f"WholeStageCodegen ({stage + 1})"))
+    return attach(r, nodes, execution_id=execution_id)
+
+
 def with_host_cpu(run: Run, cores: int = 16) -> Run:
     """Host CPU samples over the run's window: every other stage group ran with the host's
     cores all busy, the rest with 35% busy, so the floor binds some groups of a more-slots
@@ -122,4 +171,4 @@ def with_host_cpu(run: Run, cores: int = 16) -> Run:
 
 
 __all__ = ["HOSTILE", "hostile_copy", "pd", "skewed_join_run", "synthetic", "with_host_cpu",
-           "with_skipped", "with_speculative"]
+           "with_plan", "with_skipped", "with_speculative"]

@@ -13,8 +13,8 @@ import pytest
 from jupyter_perf import render
 from jupyter_perf.analysis import analyze
 from jupyter_perf.render import fmt
-from render_runs import (HOSTILE, hostile_copy, skewed_join_run, synthetic, with_skipped,
-                         with_speculative)
+from render_runs import (HOSTILE, hostile_copy, skewed_join_run, synthetic, with_plan,
+                         with_skipped, with_speculative)
 from whatif_vectors import expected, label, settings
 
 CHROMIUM = "/usr/bin/chromium"
@@ -32,7 +32,7 @@ pytestmark = [
                        reason="no Debian chromium at /usr/bin/chromium (apt-get install chromium)"),
     pytest.mark.skipif(sync_playwright is None, reason="Python playwright is not installed"),
 ]
-TABS = ["Summary", "Timeline", "Stages", "Stragglers", "What-if", "Memory"]
+TABS = ["Summary", "Query", "Timeline", "Stages", "Stragglers", "What-if", "Memory"]
 
 # The screen position of a bar of a renderer, through BokehJS's own views and scales.
 BAR_XY = """([name, field]) => {
@@ -73,7 +73,8 @@ def reports(real_run, tmp_path_factory):
     d = tmp_path_factory.mktemp("reports")
     out = {}
     for key, run in (("real", hostile_copy(real_run)),
-                     ("synthetic", with_skipped(with_speculative(synthetic(3000, 16, per_stage=400))))):
+                     ("synthetic", with_plan(with_skipped(with_speculative(synthetic(3000, 16, per_stage=400))),
+                                             n_ops=40, hostile=True))):
         a = analyze(run)
         out[key] = (a, render.export(a, d / f"{key}.html"))
     return out
@@ -122,6 +123,7 @@ def test_every_tab_renders(browser, reports):
     page = p.page
     checks = {
         "Summary": lambda: page.get_by_text("Where the task time went").first,
+        "Query": lambda: page.get_by_text("Query", exact=True).nth(1),
         "Timeline": lambda: page.locator(".jp-timeline-status").get_by_text("task attempts in view"),
         "Stages": lambda: page.get_by_text("p95 ms", exact=True).first,
         "Stragglers": lambda: page.locator(".jp-straggler-selected"),
@@ -131,7 +133,7 @@ def test_every_tab_renders(browser, reports):
     for name in TABS:
         p.tab(name)
         checks[name]().wait_for(state="visible", timeout=15_000)
-        if name != "Stragglers":
+        if name not in ("Stragglers", "Query"):
             assert page.locator("canvas:visible").count() > 0, name
     # the real run: the timeline shows every attempt as its own bar at full zoom
     n = len(a.run.tasks)
@@ -314,6 +316,53 @@ def test_simulated_timeline_labels_every_lane_and_drops_removed_time(browser, re
     page.keyboard.press("End")                                          # disk ∞
     page.wait_for_function(f"() => !({colors})().includes('{BY_KEY['shuffle_write'].color}')")
     assert BY_KEY["cpu"].color in page.evaluate(colors)
+    assert p.errors == []
+
+
+def test_an_operator_click_highlights_its_stages_everywhere(browser, reports):
+    a, path = reports["synthetic"]
+    p = Page(browser, path)
+    page = p.page
+    p.tab("Query")
+    rows = page.locator(".jp-operators .slick-viewport-left .slick-row")
+    rows.first.wait_for(state="visible")
+    assert rows.count() > 0
+    doc = "Bokeh.documents[0]"
+    # a click on the graph's box of the top operator selects it (the table and graph share data)
+    xy = page.evaluate("""() => {
+      const fig = Bokeh.documents[0].get_model_by_name('jp-plan');
+      let pv = null;
+      for (const rv of Bokeh.index.roots) pv = pv || rv.owner.find_one(fig);
+      const rect = pv.canvas_view.el.getBoundingClientRect();
+      const d = Bokeh.documents[0].get_model_by_name('jp-operators-source').data;
+      return [rect.left + pv.frame.x_scale.compute(d.x[0]), rect.top + pv.frame.y_scale.compute(d.y[0])];
+    }""")
+    page.mouse.click(*xy)
+    page.wait_for_function(f"() => {doc}.get_model_by_name('jp-operators-source').selected.indices.length === 1")
+    assert page.evaluate(f"{doc}.get_model_by_name('jp-operators-source').selected.indices[0]") == 0
+    top = a.operators.iloc[0]
+    want = sorted(int(s) for s in top["stage_ids"])
+    info = page.locator(".jp-operator-selected .jp")
+    info.get_by_text("highlighted on the").wait_for()
+    assert f"stage{'s' if len(want) > 1 else ''} {', '.join(map(str, want))}" in info.inner_text()
+    # Stages: its rows selected; stage track: the others faded; Stragglers: its rows selected
+    st = page.evaluate(f"(() => {{ const s = {doc}.get_model_by_name('jp-stages-source'); "
+                       "return s.selected.indices.map((i) => s.data.stage_id[i]); })()")
+    assert sorted(st) == want
+    track = page.evaluate(f"(() => {{ const d = {doc}.get_model_by_name('jp-stage-track').data; "
+                          "return [...d.stage_id].map((s, i) => [s, d.alpha[i]]); })()")
+    assert all((alpha == 1.0) == (sid in want) for sid, alpha in track)
+    strag = page.evaluate(f"(() => {{ const s = {doc}.get_model_by_name('jp-stragglers-source'); "
+                          "return s.selected.indices.map((i) => s.data.stage_id[i]); })()")
+    assert set(strag) <= set(want)
+    assert len(strag) == int(a.stragglers["stage_id"].isin(want).sum())
+    p.tab("Timeline")
+    status = page.locator(".jp-timeline-status .jp").inner_text()
+    assert "task attempts in view" in status
+    # an operator row with a hostile description: text in the table, never run
+    page.get_by_text("Query", exact=True).first.click()
+    page.locator(".jp-operators").get_by_text(HOSTILE, exact=False).first.wait_for(state="attached")
+    assert page.evaluate("window.__xss") is None and page.locator("img[src=x]").count() == 0
     assert p.errors == []
 
 

@@ -51,7 +51,7 @@ def test_stages_are_named_without_attempt_zero():
     assert stage_label(5, 0) == "stage 5"
     assert stage_label(5, 1) == "stage 5 (attempt 1)"
     a = analyze(synthetic(1500, 8, per_stage=200))
-    panel = stages.stages_tab(a)
+    panel, _ = stages.stages_tab(a)
     bars = next(iter(panel.select({"name": "jp-stage-bars"})))
     assert all(f == "stage " + f.split()[1] for f in bars.y_range.factors)
 
@@ -60,7 +60,7 @@ def test_skipped_stages_are_folded_with_their_count():
     from bokeh.models import CheckboxGroup, DataTable
     run = with_skipped(synthetic(1500, 8, per_stage=200), n=3)
     a = analyze(run)
-    panel = stages.stages_tab(a)
+    panel, _ = stages.stages_tab(a)
     t = next(iter(panel.select({"type": DataTable, "name": "jp-stages"})))
     status = t.source.data["status"]
     assert status.count("SKIPPED") == 3

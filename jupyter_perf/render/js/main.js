@@ -29,7 +29,8 @@ function draw(which) {
   const nl = which === "sim" ? S.sim.maxK : meta.lanes.length;
   const x0 = T.fig.x_range.start * 1000, x1 = T.fig.x_range.end * 1000;
   const keep = which === "sim" ? S.sim.keep : null;
-  const res = timed("draw " + which, () => J.lod(D, xs, ds, lanes, nl, x0, x1, { limit: LIMIT, bins: BINS, keep }));
+  const focus = which === "sim" ? null : S.focus || null;
+  const res = timed("draw " + which, () => J.lod(D, xs, ds, lanes, nl, x0, x1, { limit: LIMIT, bins: BINS, keep, focus }));
   if (res.mode === "detail") {
     put(T.seg, res.seg); put(T.box, res.box); put(T.agg, emptyOf(T.agg));
   } else {
@@ -150,7 +151,47 @@ function labelSlots(n) {
   if (sim.fig.height !== h) sim.fig.height = h;
 }
 
+// A selected operator (a box of the plan or a row of the operator table): its stages are
+// highlighted on the Timeline (other attempts faded, its stages on the stage track), in the
+// Stages table and in the Stragglers table (their rows selected).
+function focusOperator() {
+  const idx = ops.selected.indices;
+  const want = new Set();
+  for (const i of idx) for (const sid of ops.data.stage_list[i]) want.add(sid);
+  S.focus = idx.length ? Uint8Array.from(meta.stage_ids, (sid) => (want.has(sid) ? 1 : 0)) : null;
+  draw("tl");
+  if (track.data.stage_id) {
+    track.data = { ...track.data, alpha: track.data.stage_id.map((sid) => (!idx.length || want.has(sid) ? 1.0 : 0.2)) };
+  }
+  const rowsOf = (src) => (idx.length ? [...src.data.stage_id.keys()].filter((r) => want.has(src.data.stage_id[r])) : []);
+  stagesSrc.selected.indices = rowsOf(stagesSrc);
+  S.quiet = true;                           // not a straggler click: do not zoom onto one
+  try { strag.selected.indices = rowsOf(strag); } finally { S.quiet = false; }
+  if (!idx.length) {
+    opInfo.text = "<div class='jp muted'>No operator selected.</div>";
+    return;
+  }
+  const names = idx.map((i) => J.esc(ops.data.label[i])).join(", ");
+  const stages = [...want].sort((x, y) => x - y).join(", ") || "none";
+  let n = 0, lo = Infinity, hi = -Infinity;
+  for (let i = 0; i < D.n; i++) {
+    if (!S.focus[D.stage[i]]) continue;
+    n++;
+    if (D.start[i] < lo) lo = D.start[i];
+    if (D.start[i] + D.dur[i] > hi) hi = D.start[i] + D.dur[i];
+  }
+  if (n) {                                  // the Timeline shows the operator's span
+    const pad = Math.max((hi - lo) * 0.05, 20);
+    tl.fig.x_range.setv({ start: (lo - pad) / 1000, end: (hi + pad) / 1000 });
+    draw("tl");
+  }
+  opInfo.text = `<div class='jp'><b>${names}</b> ran in stage${want.size === 1 ? "" : "s"} ${stages}: ` +
+    `its ${n.toLocaleString("en-US")} task attempt${n === 1 ? " is" : "s are"} highlighted on the <b>Timeline</b>, its stages selected ` +
+    `in <b>Stages</b> and its stragglers in <b>Stragglers</b>.</div>`;
+}
+
 function highlight() {
+  if (S.quiet) return;
   const idx = strag.selected.indices;
   if (!idx.length) return;
   const i = idx[0], pos = strag.data.pos[i];
@@ -170,6 +211,8 @@ if (ev === "rangesupdate") {
   draw(cb_obj.origin === sim.fig ? "sim" : "tl");
 } else if (cb_obj === strag.selected) {
   highlight();
+} else if (cb_obj === ops.selected) {
+  focusOperator();
 } else if (cb_obj === disk || cb_obj === network || cb_obj === slots || cb_obj === toggles) {
   whatif();
 } else {                                   // the document is ready: first drawing

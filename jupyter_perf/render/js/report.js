@@ -482,9 +482,12 @@ const JP = (() => {
 
   // xs: start ms per task; ds: duration ms; lanes: lane per task. x0/x1 in ms.
   // opts.keep: per component, the share a what-if scenario keeps (null: as measured).
+  // opts.focus: per stage code, 1 for the stages of a selected operator (null: no selection);
+  // the other attempts are drawn faded.
   function lod(D, xs, ds, lanes, nLanes, x0, x1, opts) {
     const n = D.n, limit = opts.limit || 2000, nb = opts.bins || 160;
     const C = D.C, comps = D.comps, keep = opts.keep || null, est = D.estimated;
+    const focus = opts.focus || null, fade = (i) => (focus && !focus[D.stage[i]] ? 0.15 : 1.0);
     let vis = 0;
     for (let i = 0; i < n; i++) { const s = xs[i]; if (s <= x1 && s + ds[i] >= x0) vis++; }
     if (vis <= limit) {
@@ -503,7 +506,7 @@ const JP = (() => {
           if (w <= 0) continue;
           seg.left.push(x / 1000); seg.right.push((x + w) / 1000);
           seg.bottom.push(y + 0.12); seg.top.push(y + 0.88); seg.color.push(comps[k].color);
-          seg.alpha.push(est[k] ? 0.45 : 1.0);         // estimated components are lighter
+          seg.alpha.push((est[k] ? 0.45 : 1.0) * fade(i));  // estimated components are lighter
           x += w;
         }
         const f = D.flags[i];
@@ -522,7 +525,7 @@ const JP = (() => {
     const nbl = Math.max(12, Math.min(nb, Math.floor(6000 / Math.max(nLanes, 1))));
     const w = (x1 - x0) / nbl;
     const L = Math.max(nLanes, 1), cells = L * nbl;
-    const count = new Int32Array(cells), fail = new Int32Array(cells);
+    const count = new Int32Array(cells), fail = new Int32Array(cells), inFocus = new Int32Array(cells);
     const minS = new Float64Array(cells).fill(Infinity), maxE = new Float64Array(cells).fill(-Infinity);
     const sums = new Float64Array(cells * C);
     const stMin = new Int32Array(cells).fill(2147483647), stMax = new Int32Array(cells).fill(-1);
@@ -541,6 +544,7 @@ const JP = (() => {
       const o = key * C, oi = i * C;
       for (let k = 0; k < C; k++) sums[o + k] += comp[oi + k] * (keep ? keep[k] : 1) * scale;
       if (flags[i] & bad) fail[key]++;
+      if (focus && focus[stage[i]]) inFocus[key]++;
       const sid = sids[stage[i]];
       if (sid < stMin[key]) stMin[key] = sid;
       if (sid > stMax[key]) stMax[key] = sid;
@@ -564,7 +568,8 @@ const JP = (() => {
       }
       agg.left[j] = minS[key] / 1000; agg.right[j] = maxE[key] / 1000;
       agg.bottom[j] = lane + 0.12; agg.top[j] = lane + 0.88;
-      agg.color[j] = comps[bi].color; agg.alpha[j] = est[bi] ? 0.45 : 0.9;
+      agg.color[j] = comps[bi].color;
+      agg.alpha[j] = (est[bi] ? 0.45 : 0.9) * (focus && !inFocus[key] ? 0.15 : 1.0);
       agg.count[j] = c; agg.busy[j] = total / 1000;
       agg.mostly[j] = comps[bi].label; agg.share[j] = total > 0 ? best / total : 0;
       agg.smin[j] = stMin[key]; agg.smax[j] = stMax[key]; agg.failed[j] = fail[key];

@@ -54,7 +54,7 @@ t.height = Math.min(cap, 34 + 26 * Math.max(1, show ? skipped.length : shown));
 """
 
 
-def stages_tab(a: Analysis) -> TabPanel:
+def stages_tab(a: Analysis) -> tuple[TabPanel, object]:
     st = stage_rows(a)
     total = st["task_time_ms"].replace(0, np.nan)
     status = st["status"].fillna("").astype(str)
@@ -63,6 +63,7 @@ def stages_tab(a: Analysis) -> TabPanel:
         "stage_id": st["stage_id"].astype(int).tolist(),
         "attempt": st["attempt"].astype(int).tolist(),
         "status": status.tolist(),
+        "operators": [a.stage_operators.get(int(s), "") for s in st["stage_id"]],
         "name": st["name"].fillna("").astype(str).tolist() if "name" in st else [""] * len(st),
         "task_attempts": st["task_attempts"].astype(int).tolist(),
         "failed_tasks": st["failed_tasks"].astype(int).tolist(),
@@ -81,7 +82,8 @@ def stages_tab(a: Analysis) -> TabPanel:
     cols = [("stage_id", "stage", "int")]
     if any(x > 0 for x in data["attempt"]):          # Spark retried a stage: say which attempt
         cols.append(("attempt", "attempt", "int"))
-    cols += [("status", "status", "text"), ("name", "name", "text"),
+    cols += [("status", "status", "text"), ("operators", "operators (input → output)", "text"),
+             ("name", "call site", "text"),
              ("task_attempts", "attempts that ran", "int"), ("failed_tasks", "failed", "int"),
              ("task_time_ms", "task time ms", "ms")]
     cols += [(name, f"{name} ms", "ms") for name, _ in QUANTILES]
@@ -93,7 +95,8 @@ def stages_tab(a: Analysis) -> TabPanel:
              ("disk_spilled_bytes", "spill (disk)", "bytes")]
     n_skipped = sum(skipped)
     shown = len(st) - n_skipped
-    t, _ = table(cols, data, height=table_height(shown), name="jp-stages")
+    t, source = table(cols, data, height=table_height(shown), name="jp-stages")
+    t.columns[[c.field for c in t.columns].index("operators")].width = 300
     parts = []
     if n_skipped:
         # SKIPPED stages (Spark reused their shuffle output; no task ran) are folded
@@ -115,11 +118,11 @@ def stages_tab(a: Analysis) -> TabPanel:
                f"{fmt.esc(estimated)} estimated; overhead = {fmt.esc(around)}; sums equal "
                "Spark's REST /stages. Click a header to sort; scroll sideways for more "
                "columns (the stage stays in view).</span>")
-    return TabPanel(child=column(head, t, *parts, _stage_bars(st[~np.asarray(skipped, bool)]),
-                                 sizing_mode="stretch_width"), title="Stages")
+    return TabPanel(child=column(head, t, *parts, _stage_bars(st[~np.asarray(skipped, bool)], a),
+                                 sizing_mode="stretch_width"), title="Stages"), source
 
 
-def _stage_bars(st: pd.DataFrame):
+def _stage_bars(st: pd.DataFrame, a: Analysis):
     top = st.sort_values("task_time_ms", ascending=False).head(MAX_BAR_STAGES)
     top = top.sort_values(["stage_id", "attempt"])
     labels = [stage_label(s, t) for s, t in zip(top["stage_id"], top["attempt"])]
@@ -131,7 +134,7 @@ def _stage_bars(st: pd.DataFrame):
     left = np.zeros(len(top))
     items = []
     rows: dict[str, list] = {k: [] for k in ("y", "left", "right", "color", "estimated", "comp",
-                                              "kind", "s")}
+                                              "kind", "s", "ops")}
     for comp in COMPONENTS:
         w = top[f"bd_{comp.key}"].to_numpy(float) / 1000.0
         if not (w > 0).any():
@@ -145,11 +148,12 @@ def _stage_bars(st: pd.DataFrame):
         rows["comp"] += [comp.label] * n
         rows["kind"] += [comp.kind] * n
         rows["s"] += [fmt.ms(x * 1000.0) for x in w]
+        rows["ops"] += [a.stage_operators.get(int(s), "") or "–" for s in top["stage_id"]]
         items.append(f"<span style='white-space:nowrap;margin-right:12px'>"
                      f"{swatch(comp.color, comp.estimated)}{fmt.esc(comp.label)}</span>")
         left = left + w
     stacked_hbars(p, rows)
-    p.add_tools(HoverTool(tooltips=[("stage", "@y"), ("component", "@comp"), ("", "@kind"),
+    p.add_tools(HoverTool(tooltips=[("stage", "@y"), ("operators", "@ops"), ("component", "@comp"), ("", "@kind"),
                                     ("time", "@s")]))
     p.ygrid.visible = False
     return column(p, div(" ".join(items)), sizing_mode="stretch_width")

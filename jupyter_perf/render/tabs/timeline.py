@@ -42,6 +42,7 @@ class TimelineParts:
     box: ColumnDataSource
     highlight: ColumnDataSource
     status: object
+    track: ColumnDataSource | None = None      # the stage track (main Timeline only)
 
 
 def _empty_sources():
@@ -157,17 +158,24 @@ def timeline_tab(a: Analysis, lanes: Lanes, flags: np.ndarray) -> tuple[TabPanel
     parts = lane_figure("jp-timeline", lanes.count, lanes.labels, span_s, stage_rows)
     p = parts.fig
     if len(stages):
+        ops = a.stage_operators
         src = ColumnDataSource({
             "left": stages["start"], "right": stages["end"],
             "bottom": -rows - 1 + 0.15, "top": -rows - 0.15,
+            "stage_id": stages["stage_id"].astype(int).tolist(),
             "label": [stage_label(s, t) for s, t in zip(stages["stage_id"], stages["attempt"])],
+            "ops": [ops.get(int(s), "") or "– (no SQL operator)" for s in stages["stage_id"]],
             "name": stages["name"].tolist(), "tasks": stages["tasks"].astype(int).tolist(),
             "span": [f"{s:.3f}–{e:.3f} s" for s, e in zip(stages["start"], stages["end"])],
-        })
+            "alpha": [1.0] * len(stages),
+        }, name="jp-stage-track")
         r = p.quad(left="left", right="right", bottom="bottom", top="top", source=src,
-                   fill_color="#cfd8e3", line_color="#6b7b8c")
-        p.add_tools(HoverTool(renderers=[r], tooltips=[("stage", "@label"), ("name", "@name"),
+                   fill_color="#cfd8e3", line_color="#6b7b8c", fill_alpha="alpha",
+                   line_alpha="alpha")
+        p.add_tools(HoverTool(renderers=[r], tooltips=[("stage", "@label"), ("operators", "@ops"),
+                                                       ("call site", "@name"),
                                                        ("task attempts", "@tasks"), ("span", "@span")]))
+        parts.track = src
         b = stages if len(stages) <= MAX_BOUNDARY_STAGES else stages.iloc[:0]
         xs = np.concatenate([b["start"].to_numpy(float), b["end"].to_numpy(float)])
         bsrc = ColumnDataSource({"x": xs, "y0": np.full(len(xs), -stage_rows - 0.2),

@@ -113,6 +113,13 @@ class Page:
     def tab(self, name):
         self.page.get_by_text(name, exact=True).first.click()
 
+    def shown(self, name, selector):
+        """Opens tab ``name`` and waits until the first match of ``selector`` is visible."""
+        self.tab(name)
+        found = self.page.locator(selector)
+        found.first.wait_for(state="visible")
+        return found
+
     def external(self):
         return [u for u in self.requests if not u.startswith(LOCAL)] + self.blocked
 
@@ -246,9 +253,8 @@ def test_tables_keep_their_first_column_show_whole_headers_and_fold_skipped_stag
     a, path = reports["synthetic"]
     p = Page(browser, path)
     page = p.page
-    p.tab("Stages")
+    p.shown("Stages", ".jp-stages .slick-header-column")
     grid = page.locator(".jp-stages")
-    grid.locator(".slick-header-column").first.wait_for(state="visible")
     # no header is cut ("stage median r", "durati" before)
     cut = grid.locator(".slick-column-name").evaluate_all(
         "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)")
@@ -323,9 +329,7 @@ def test_an_operator_click_highlights_its_stages_everywhere(browser, reports):
     a, path = reports["synthetic"]
     p = Page(browser, path)
     page = p.page
-    p.tab("Query")
-    rows = page.locator(".jp-operators .slick-viewport-left .slick-row")
-    rows.first.wait_for(state="visible")
+    rows = p.shown("Query", ".jp-operators .slick-viewport-left .slick-row")
     assert rows.count() > 0
     doc = "Bokeh.documents[0]"
     # a click on the graph's box of the top operator selects it (the table and graph share data)
@@ -345,6 +349,8 @@ def test_an_operator_click_highlights_its_stages_everywhere(browser, reports):
     info = page.locator(".jp-operator-selected .jp")
     info.get_by_text("highlighted on the").wait_for()
     assert f"stage{'s' if len(want) > 1 else ''} {', '.join(map(str, want))}" in info.inner_text()
+    n = int(a.run.tasks["stage_id"].isin(want).sum())
+    assert f"its {n:,} task attempt" in info.inner_text()
     # Stages: its rows selected; stage track: the others faded; Stragglers: its rows selected
     st = page.evaluate(f"(() => {{ const s = {doc}.get_model_by_name('jp-stages-source'); "
                        "return s.selected.indices.map((i) => s.data.stage_id[i]); })()")
@@ -359,6 +365,14 @@ def test_an_operator_click_highlights_its_stages_everywhere(browser, reports):
     p.tab("Timeline")
     status = page.locator(".jp-timeline-status .jp").inner_text()
     assert "task attempts in view" in status
+    # its attempts drawn as measured, the other stages' faded (x 0.15)
+    alphas = page.evaluate("""() => { const f = Bokeh.documents[0].get_model_by_name('jp-timeline');
+        const out = [];
+        for (const r of f.renderers) { const d = r.data_source.data;
+          if (d.color && d.alpha && d.stage_id === undefined) out.push(...d.alpha); }
+        return out; }""")
+    assert any(x > 0.3 for x in alphas)
+    assert all(x > 0.3 or x < 0.2 for x in alphas)
     # an operator row with a hostile description: text in the table, never run
     page.get_by_text("Query", exact=True).first.click()
     page.locator(".jp-operators").get_by_text(HOSTILE, exact=False).first.wait_for(state="attached")

@@ -20,13 +20,28 @@ NODE = shutil.which("node")
 MAIN_STARTS = "function timed("          # main.js's first statement: the harness keeps JP only
 pytestmark = pytest.mark.skipif(NODE is None, reason="no node on PATH to run report.js")
 
-HARNESS = """
+# The payload decoded as the report does, and segRows: the attempt of each segment lod drew
+# in detail mode (lod pushes an attempt's segments, then its box).
+DECODE = """
 const fs = require('fs');
 const inp = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const T = {uint8: Uint8Array, uint16: Uint16Array, int32: Int32Array, float32: Float32Array, float64: Float64Array};
 const P = {};
 for (const [k, v] of Object.entries(inp.P)) P[k] = T[v.dtype].from(v.data);
 const D = JP.init(P, inp.meta);
+function segRows(res) {
+  const rows = [];
+  let k = 0;
+  for (let j = 0; j < res.box.row.length; j++) {
+    const i = res.box.row[j], lo = res.box.left[j] - 1e-9, hi = res.box.right[j] + 1e-9;
+    while (k < res.seg.left.length && res.seg.left[k] >= lo && res.seg.right[k] <= hi &&
+           Math.abs(res.seg.bottom[k] - res.box.bottom[j] - 0.04) < 1e-9) { rows.push(i); k++; }
+  }
+  return rows;
+}
+"""
+
+HARNESS = DECODE + """
 const out = inp.settings.map((s) => JP.whatif(D, {disk: JP.num(s.disk), network: JP.num(s.network),
   slots: s.slots, gc: s.gc, stragglers: s.stragglers}, false).predicted);
 // The simulated timeline of each `bars` setting: ms drawn per component, and the largest
@@ -37,16 +52,10 @@ const bars = (inp.bars || []).map((raw) => {
   const r = JP.whatif(D, s, true), p = JP.simPositions(D, r.r);
   const res = JP.lod(D, p.pos, r.d, r.r.slot, r.r.maxK, -1e300, 1e300,
                      {limit: 1e9, keep: JP.scenarioKeep(D, s)});
-  const byColor = {}, perRow = new Float64Array(D.n);
-  let k = 0;
-  for (let j = 0; j < res.box.row.length; j++) {
-    // lod pushes an attempt's segments, then its box: consume the segments inside this box
-    const i = res.box.row[j], lo = res.box.left[j] - 1e-9, hi = res.box.right[j] + 1e-9;
-    while (k < res.seg.left.length && res.seg.left[k] >= lo && res.seg.right[k] <= hi &&
-           Math.abs(res.seg.bottom[k] - res.box.bottom[j] - 0.04) < 1e-9) {
-      const w = (res.seg.right[k] - res.seg.left[k]) * 1000;
-      byColor[res.seg.color[k]] = (byColor[res.seg.color[k]] || 0) + w; perRow[i] += w; k++;
-    }
+  const byColor = {}, perRow = new Float64Array(D.n), rows = segRows(res);
+  for (let k = 0; k < rows.length; k++) {
+    const w = (res.seg.right[k] - res.seg.left[k]) * 1000;
+    byColor[res.seg.color[k]] = (byColor[res.seg.color[k]] || 0) + w; perRow[rows[k]] += w;
   }
   let gap = 0;
   for (let i = 0; i < D.n; i++) if (D.compSum[i] > 0) gap = Math.max(gap, Math.abs(perRow[i] - r.d[i]));
@@ -58,17 +67,18 @@ console.log(JSON.stringify({predicted: out, bars,
 """
 
 
-def run_js(a, tmp_path, vecs, vectors=None, bars=()):
+def run_js(a, tmp_path, vecs, vectors=None, bars=(), harness=HARNESS, **extra):
     arrays, meta, _ = payload.build(a)
     enc = lambda f: "inf" if math.isinf(f) else f  # noqa: E731
     data = {"P": {k: {"dtype": str(v.dtype), "data": v.tolist()} for k, v in arrays.items()},
             "meta": meta, "vectors": vectors,
             "bars": [{**s, "disk": enc(s["disk"]), "network": enc(s["network"])} for s in bars],
-            "settings": [{**s, "disk": enc(s["disk"]), "network": enc(s["network"])} for s in vecs]}
+            "settings": [{**s, "disk": enc(s["disk"]), "network": enc(s["network"])} for s in vecs],
+            **extra}
     path = tmp_path / "in.json"
     path.write_text(json.dumps(data))
     script = tmp_path / "h.js"
-    script.write_text(js_source().split(MAIN_STARTS)[0] + HARNESS)
+    script.write_text(js_source().split(MAIN_STARTS)[0] + harness)
     res = subprocess.run([NODE, str(script), str(path)], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
@@ -178,3 +188,38 @@ def test_simulated_bars_show_the_scenario(tmp_path):
     assert 0.3 < half < 0.7                                 # disk 2×: about half of it left
     assert all(g["gap"] < 1e-3 for g in got)                # bars span the replayed durations
     assert got[4]["maxK"] > got[0]["maxK"]                  # ×4 slots: more lanes
+
+
+FOCUS = DECODE + """
+// The measured timeline with the stages of a selected operator in focus (main.js: S.focus),
+// drawn once per attempt (detail) and once in aggregate bins.
+const focus = Uint8Array.from(D.meta.stage_ids, (sid) => (inp.want.includes(sid) ? 1 : 0));
+const draw = (limit, f) => JP.lod(D, D.start, D.dur, D.lane, D.meta.lanes.length, -1e300, 1e300,
+                                  {limit, focus: f});
+const plain = draw(1e9, null), det = draw(1e9, focus), agg = draw(1, focus).agg, agg0 = draw(1, null).agg;
+const sid = (i) => D.meta.stage_ids[D.stage[i]];
+console.log(JSON.stringify({
+  detail: segRows(det).map((i, k) => [sid(i), det.seg.alpha[k] / plain.seg.alpha[k]]),
+  agg: [...agg.alpha.keys()].map((j) => [agg.smin[j], agg.smax[j], agg.alpha[j] / agg0.alpha[j]]),
+}));
+"""
+
+
+def test_a_selected_operators_stages_stay_drawn_and_the_rest_fade(tmp_path):
+    """main.js passes the selected operator's stages to lod as ``focus``: their attempts keep
+    their colours' alpha, every other attempt (and every aggregate bin without one of them)
+    is drawn at 0.15 of it."""
+    a = analyze(synthetic(600, 8, per_stage=100))
+    stage_ids = sorted(int(s) for s in a.run.tasks["stage_id"].unique())
+    want = stage_ids[1:3]
+    got = run_js(a, tmp_path, [], harness=FOCUS, want=want)
+    assert len(got["detail"]) >= len(a.run.tasks)
+    assert {sid for sid, _ in got["detail"]} == set(stage_ids)
+    for sid, ratio in got["detail"]:
+        assert ratio == pytest.approx(1.0 if sid in want else 0.15), sid
+    assert got["agg"]
+    for lo, hi, ratio in got["agg"]:
+        if hi < want[0] or lo > want[-1]:
+            assert ratio == pytest.approx(0.15), (lo, hi)
+        elif lo >= want[0] and hi <= want[-1]:
+            assert ratio == pytest.approx(1.0), (lo, hi)

@@ -146,11 +146,20 @@ def test_spark_stopped_inside_the_cell_keeps_the_jobs_before_the_stop(shell, spa
                                   "spark.stop()\nlen(rows)\n")
     assert result.error_in_exec is None and result.result == 3
     run = shell.user_ns["stopped"]
+    assert "no Spark jobs ran" not in cap.stdout + cap.stderr
+    if spark_local.version.startswith("4"):
+        # Spark 4 here is REST-only (its _2.13 sparkmeasure jar is not reachable): the UI and
+        # its REST API stop with the context, so nothing is left to read -- the run says so,
+        # keeps the cell's result, and is not passed off as "no jobs".
+        assert run.status == "ok" and run.collector == "" and run.tasks.empty
+        [warning] = [w for w in run.warnings if "spark.stop()" in w]
+        assert "cannot be read any more" in warning
+        assert default_store().load(run.run_id).warnings == run.warnings
+        return
     assert run.status == "ok" and run.collector == "sparkmeasure"
     assert len(run.jobs) >= 1 and len(run.tasks) >= 4
     [warning] = [w for w in run.warnings if "spark.stop()" in w]
     assert warning in jp.analyze(run).summary()["warnings"]          # shown with the report
-    assert "no Spark jobs ran" not in cap.stdout + cap.stderr
     # the task rows add up to sparkmeasure's own stage metrics for the same stages
     sums = run.tasks.groupby("stage_id")["run_ms"].sum().to_dict()
     listener = run.listener_stages.groupby("stageId")["executorRunTime"].sum()

@@ -44,7 +44,7 @@ def join_and_aggregate(spark, rows=600_000):
 
 
 def no_python_advice(summary):
-    hints = " ".join(h["hint"] for h in summary["hints"])
+    hints = " ".join(h["text"] for h in summary["hints"])
     assert "python" not in [h["cause"] for h in summary["hints"]]
     assert not any(w in hints for w in PYTHON_WORDS), hints
 

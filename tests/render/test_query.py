@@ -84,3 +84,39 @@ def test_a_run_without_sql_says_so():
     assert parts.source is None
     text = json.dumps(panel.child.children[0].text)
     assert "No SQL ran in this window" in text
+
+
+def test_tpch_q9_on_real_spark_draws_its_plan_and_names_its_stages(spark_local):
+    """TPC-H Q9 (SF 0.01, tests/tpch.py) measured on real local[2] Spark with AQE: one box per
+    operator of a.operators carrying its numbers, scans named by the table they read, data
+    flowing down, and the stages that ran named by their operators."""
+    import jupyter_perf as jp
+    import tpch
+
+    tpch.register(spark_local)
+    spark_local.conf.set("spark.sql.adaptive.enabled", "true")
+    run = jp.measure(lambda: spark_local.sql(tpch.query(9)).collect())
+    a = analyze(run)
+    panel, parts = query.query_tab(a)
+    src = parts.source
+    ops = a.operators
+    assert len(src.data["label"]) == len(ops) > 20
+    assert src.data["name"] == ops["name"].tolist()
+    same = lambda x, y: x == y or (x != x and y != y)  # noqa: E731  (NaN: Spark gave none)
+    assert all(same(x, float(y)) for x, y in zip(src.data["rows_out"], ops["rows_out"]))
+    assert sum(src.data["task_time_ms"]) == pytest.approx(ops["task_time_ms"].fillna(0).sum())
+    scans = {lab for lab, n in zip(src.data["label"], src.data["name"]) if n == "Scan parquet"}
+    assert {f"Scan parquet {t}" for t in ("part", "supplier", "lineitem", "partsupp", "orders",
+                                          "nation")} <= scans
+    keys = list(zip(src.data["execution_id"], src.data["node_id"]))
+    y = dict(zip(keys, src.data["y"]))
+    edges = query.plan_edges(a, set(keys))
+    assert len(edges) >= len(keys) - len(set(src.data["execution_id"]))  # a connected plan
+    assert all(y[p] > y[c] for p, c in edges)
+    top = max(range(len(keys)), key=lambda i: src.data["share"][i])
+    assert src.data["color"][top] == query.PALETTE[-1]
+    doc = report.report_document(a)
+    st = doc.get_model_by_name("jp-stages-source").data
+    ran = [o for o, status in zip(st["operators"], st["status"]) if status != "SKIPPED"]
+    assert ran and all(ran), st["operators"]
+    assert any(o.startswith("Scan parquet") for o in ran)

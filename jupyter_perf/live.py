@@ -45,13 +45,17 @@ def _hidden(snap: ProgressSnapshot) -> int:
 
 
 def header_of(snap: ProgressSnapshot) -> str:
+    own = getattr(snap, "header", None)    # Spark Connect's client-side view says its own
+    if callable(own):
+        return own()
     return (f"Spark: {snap.jobs_done}/{snap.jobs_started} jobs · {snap.elapsed_s:.0f} s · "
             f"{snap.executors} executor(s), {snap.cores} cores · peak executor memory "
             f"{fmt.nbytes(snap.peak_memory_bytes)}")
 
 
 def stage_line(s: StageProgress) -> str:
-    return (f"stage {s.stage_id}: {s.completed}/{s.num_tasks} done, {s.active} running"
+    running = "" if s.active is None else f", {s.active} running"   # None: not known per stage
+    return (f"stage {s.stage_id}: {s.completed}/{s.num_tasks} done{running}"
             + (f", {s.failed} failed" if s.failed else "") + f" — {s.name[:80]}")
 
 

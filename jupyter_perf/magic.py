@@ -22,11 +22,12 @@ from .measuring import analysis_or_none, remember, run_error, save
 from .render import inline
 from .store import StoreError, default_store, valid_run_id
 
-HELP = """%%perfmeasure [-o NAME] [--label TEXT] [--no-report]
+HELP = """%%perfmeasure [-o NAME] [--label TEXT] [--no-report] [--ui URL]
     Run the cell as usual and show why it took the time it took.
     -o NAME        bind the Run to NAME in the notebook
     --label TEXT   a label for the run list
     --no-report    store the run but show only a one-line summary
+    --ui URL       Spark Connect: the server's Spark UI (its REST API), e.g. http://host:4040
 %perfmeasure list [N]         recent runs (from every kernel)
 %perfmeasure show RUN_ID      show a stored run's report
 %perfmeasure export RUN_ID [PATH]
@@ -50,6 +51,7 @@ class PerfMagics(Magics):
     @argument("-o", "--output", default=None, help="bind the Run to this name")
     @argument("--label", default="", help="a label for the run list")
     @argument("--no-report", action="store_true", help="store the run, show one line")
+    @argument("--ui", default=None, help="Spark Connect: the server's Spark UI URL")
     @argument("--app", default=None, help="line mode: application id for analyze URL")
     @argument("--advised-by", default=None, help="compare the run with this advised run")
     @argument("rest", nargs="*", help="line mode: list | show RUN | help")
@@ -134,17 +136,11 @@ class PerfMagics(Magics):
 
     # -- cell magic ---------------------------------------------------------
     def _cell(self, cell: str, args, header: str = "%%perfmeasure"):
-        from .collect import Window
+        from .collect.connect import is_connect_session, window_for
         from .session import SessionError, active_session, spark_session
 
         ns = self.shell.user_ns
-        if is_connect_session(ns.get("spark")):
-            print("perfmeasure: `spark` is a Spark Connect session: there is no SparkContext here "
-                  "to tag jobs or attach listeners, so the cell runs unmeasured — measure on the "
-                  "Spark driver, or analyse its event log with %perfmeasure analyze",
-                  file=sys.stderr)
-            return self._run_plain(cell, header)
-        spark = active_session()
+        spark = ns["spark"] if is_connect_session(ns.get("spark")) else active_session()
         if spark is None:
             try:
                 spark = spark_session()
@@ -157,9 +153,9 @@ class PerfMagics(Magics):
         live = LiveDisplay(mode_for(self.shell))
         window = None
         try:
-            window = Window(spark, kind="cell", label=args.label, source=cell,
-                            notebook=str(notebook or ""),
-                            on_progress=None if live.mode == "none" else live.update)
+            window = window_for(spark, ui_url=args.ui, kind="cell", label=args.label,
+                                source=cell, notebook=str(notebook or ""),
+                                on_progress=None if live.mode == "none" else live.update)
             if cell_id:
                 window.run.extra["cell_id"] = cell_id     # lets the sidebar find the cell
             if args.advised_by:
@@ -273,11 +269,6 @@ def _say(live, message: str) -> None:
         live.replace(None, message)
     except Exception:
         print(message, file=sys.stderr)
-
-
-def is_connect_session(obj) -> bool:
-    """A Spark Connect client session (pyspark.sql.connect): no driver-side SparkContext."""
-    return type(obj).__module__.startswith("pyspark.sql.connect")
 
 
 def current_cell_id(shell) -> str:

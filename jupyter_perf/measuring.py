@@ -93,18 +93,20 @@ def summary_or_none(run: Run) -> dict[str, Any] | None:
     return analysis_or_none(run)[1]
 
 
-def measure(fn: Callable[[], Any], spark=None, label: str = "", store: bool = True) -> Run:
+def measure(fn: Callable[[], Any], spark=None, label: str = "", store: bool = True,
+            ui_url: str | None = None) -> Run:
     """Run ``fn()`` under measurement and return its Run (the result is in ``run.extra``
-    only when JSON-able; keep your own reference if you need it).
+    only when JSON-able; keep your own reference if you need it). ``ui_url``: a Spark
+    Connect server's Spark UI, when ``spark`` is a Connect session.
 
     If ``fn`` raises, its exception is re-raised unchanged, whatever happens while the run is
     collected or stored."""
-    from .collect import Window
+    from .collect.connect import window_for
     from .session import spark_session
 
     spark = spark or spark_session()
-    window = Window(spark, kind="function", label=label,
-                    source=getattr(fn, "__qualname__", repr(fn))).start()
+    window = window_for(spark, ui_url=ui_url, kind="function", label=label,
+                        source=getattr(fn, "__qualname__", repr(fn))).start()
     try:
         fn()
     except KeyboardInterrupt:

@@ -106,8 +106,12 @@ def active_session():
 
 
 def spark_session(master: str | None = None, app_name: str = "jupyter-perf",
-                  warm_up: bool = True, **conf: Any):
+                  warm_up: bool = True, remote: str | None = None, ui_url: str | None = None,
+                  **conf: Any):
     """The embedded default session: ``local[*]`` with sparkmeasure attached.
+
+    ``remote="local[N]"`` or ``remote="sc://host:port"`` gives a Spark Connect session instead
+    (``connect_session.py``); ``ui_url`` names that server's Spark UI for the reports.
 
     Keyword arguments are Spark settings, e.g.
     ``spark_session(**{"spark.sql.shuffle.partitions": "8"})``. An active session is
@@ -118,6 +122,11 @@ def spark_session(master: str | None = None, app_name: str = "jupyter-perf",
     """
     from pyspark.sql import SparkSession
 
+    if remote is not None:          # Spark Connect (issue I)
+        from .connect_session import connect_session
+        return connect_session(remote, ui_url=ui_url, app_name=app_name, warm_up=warm_up, **conf)
+    if ui_url is not None:
+        raise SessionError("ui_url= names a Spark Connect server's UI: pass remote= too")
     existing = SparkSession.getActiveSession()
     if existing is not None:
         return existing

@@ -11,7 +11,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 # Helper modules of the test folders (sparkapps, render_runs, analysis_synth, ...) import by
 # name from any test, whatever subset pytest was asked to run.
 _HERE = os.path.dirname(os.path.abspath(__file__))
-for _sub in ("", "analysis", "collect", "render", "server", "reliability", "ui"):
+for _sub in ("", "analysis", "collect", "connect", "render", "server", "reliability", "ui"):
     _path = os.path.join(_HERE, _sub)
     if os.path.isdir(_path) and _path not in sys.path:
         sys.path.insert(0, _path)

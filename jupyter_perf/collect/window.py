@@ -49,7 +49,7 @@ class Window:
                  settle_timeout: float = SETTLE_TIMEOUT_S,
                  on_progress: Callable[[ProgressSnapshot], None] | None = None):
         self.spark = spark
-        self.sc = spark.sparkContext
+        self.sc = self._context(spark)
         self.run = Run(run_id=new_run_id(), kind=kind, label=label, source=source,
                        notebook=notebook)
         self.tag = TAG_PREFIX + self.run.run_id
@@ -62,6 +62,10 @@ class Window:
         self.on_progress = on_progress
         self.poller: ProgressPoller | None = None
         self._tagged = False
+
+    def _context(self, spark):
+        """The driver's SparkContext (a Spark Connect window has none: connect_window.py)."""
+        return spark.sparkContext
 
     # -- begin --------------------------------------------------------------
     def start(self) -> "Window":
@@ -122,6 +126,9 @@ class Window:
             self.sampler.stop()
         if self.host_cpu is not None:
             self.host_cpu.stop()
+        self._untag()
+
+    def _untag(self) -> None:
         if self._tagged:
             self._tagged = False
             self._safely("remove the job tag", lambda: self.sc.removeJobTag(self.tag))
@@ -167,9 +174,7 @@ class Window:
 
     def _finish_running(self) -> None:
         run = self.run
-        if self._tagged:
-            self._tagged = False
-            self._safely("remove the job tag", lambda: self.sc.removeJobTag(self.tag))
+        self._untag()
         if self.listeners is not None:
             self._safely("stop the sparkmeasure listeners", self.listeners.end)
         self._drain_listener_bus()

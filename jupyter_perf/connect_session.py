@@ -1,0 +1,115 @@
+"""Spark Connect sessions for ``jp.spark_session(remote=...)``.
+
+``remote="local[N]"`` starts a Spark Connect server inside this Python process, as pyspark's
+own ``SparkSession.builder.remote("local[N]")`` does (same token, same ``spark.stop()``
+behaviour), with two differences: the server's gRPC port is a free one (pyspark's is always
+15002, so a second notebook on the machine could not start one), and the server gets the
+settings that make short cells measurable (``session.DEFAULT_CONF``). Its UI is found by the
+window without help.
+
+``remote="sc://host:port"`` connects to a running server. Its Spark UI cannot be discovered
+from the client: name it with ``ui_url=`` (or ``JUPYTER_PERF_SPARK_UI``) for full reports;
+without it runs are client-only and say so. A classic session can stay open next to it.
+"""
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+from .collect.connect import endpoint, remember_ui
+from .errors import one_line
+from .session import DEFAULT_CONF, SessionError, _warmed, check_java
+
+CONNECT_SERVICE = "org.apache.spark.sql.connect.service.SparkConnectService$"
+CONNECT_PLUGIN = "SparkConnectPlugin"
+CLIENT_DEPS = ("pip install 'jupyter-perf[connect]' (pandas, pyarrow, grpcio, grpcio-status, "
+               "googleapis-common-protos, zstandard)")
+
+
+def connect_session(remote: str, ui_url: str | None = None, app_name: str = "jupyter-perf",
+                    warm_up: bool = True, **conf: Any):
+    """A Spark Connect session: ``remote`` is ``"local[N]"`` or ``"sc://host:port"``."""
+    ConnectSession = _client_class()
+    remote = str(remote).strip()
+    settings = {k: str(v) for k, v in conf.items()}
+    if remote.startswith("local"):
+        spark = _local(ConnectSession, remote, app_name, settings)
+    elif remote.startswith("sc://"):
+        spark = _remote(ConnectSession, remote, settings)
+    else:
+        raise SessionError(f"remote={remote!r}: use 'local[N]' (a Spark Connect server in this "
+                           "kernel) or 'sc://host:port' (a running Spark Connect server)")
+    if ui_url:
+        remember_ui(spark, ui_url)
+    try:
+        return _warmed(spark, warm_up)
+    except Exception as exc:
+        raise SessionError(f"the Spark Connect server at {endpoint(spark) or remote} did not run "
+                           f"a first query: {one_line(exc)}") from exc
+
+
+def _client_class():
+    try:
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+    except Exception as exc:   # ImportError, or pyspark's own dependency check
+        raise SessionError(f"pyspark's Spark Connect client cannot load ({one_line(exc)}): "
+                           f"{CLIENT_DEPS}") from exc
+    return ConnectSession
+
+
+def _local_port(sc) -> int:
+    service = getattr(getattr(sc._jvm, CONNECT_SERVICE), "MODULE$")
+    return int(service.localPort())
+
+
+def _local(ConnectSession, master: str, app_name: str, settings: dict[str, str]):
+    from pyspark import SparkContext
+
+    check_java()
+    sc = SparkContext._active_spark_context
+    if sc is not None and CONNECT_PLUGIN not in (sc.getConf().get("spark.plugins") or ""):
+        raise SessionError("a classic Spark session already runs in this kernel (one SparkContext "
+                           "per process): stop it (spark.stop()) before jp.spark_session("
+                           "remote='local[N]'), or connect to a separate server with "
+                           "remote='sc://host:port'")
+    if sc is None:
+        opts = {**DEFAULT_CONF, **settings, "spark.app.name": app_name}
+        opts = {k: v for k, v in opts.items() if v != ""}
+        opts.setdefault("spark.connect.grpc.binding.port", "0")   # free; the server says which
+        os.environ["SPARK_LOCAL_REMOTE"] = "1"   # as pyspark: the client's stop() stops the server
+        try:
+            ConnectSession._start_connect_server(master, opts)
+        except Exception as exc:
+            os.environ.pop("SPARK_LOCAL_REMOTE", None)
+            raise SessionError(f"could not start a local Spark Connect server: {one_line(exc)}; "
+                               "check that JDK 17 is installed (java -version)") from exc
+        sc = SparkContext._active_spark_context
+    # the session itself takes only runtime SQL settings (the rest went to the server above)
+    runtime = {str(c._1()) for c in sc._jvm.PythonSQLUtils.listRuntimeSQLConfigs()}
+    session_opts = {k: v for k, v in settings.items() if k in runtime and v != ""}
+    port = _local_port(sc)
+    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
+    os.environ.setdefault("SPARK_LOCAL_REMOTE", "1")
+    return ConnectSession.builder.config(map=session_opts).remote(f"sc://localhost:{port}").create()
+
+
+def _remote(ConnectSession, url: str, settings: dict[str, str]):
+    try:
+        from pyspark.sql.connect.client import DefaultChannelBuilder
+        builder = DefaultChannelBuilder(url)
+        host, port = builder.host, int(builder.port)
+    except Exception as exc:
+        raise SessionError(f"{url!r} is not a Spark Connect URL ({one_line(exc)}); "
+                           "use sc://host:port") from exc
+    active = ConnectSession.getActiveSession()
+    if (active is not None and not getattr(active, "is_stopped", False)
+            and endpoint(active) == builder.endpoint):
+        return active
+    try:   # the client's own retries would wait ~10 minutes for a server that is not there
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError as exc:
+        raise SessionError(f"no Spark Connect server answers at {host}:{port} "
+                           f"({exc.strerror or type(exc).__name__}): start one "
+                           "($SPARK_HOME/sbin/start-connect-server.sh) or check the address") from exc
+    return ConnectSession.builder.config(map=settings).remote(url).create()

@@ -98,7 +98,8 @@ def _remote(ConnectSession, url: str, settings: dict[str, str]):
     try:
         from pyspark.sql.connect.client import DefaultChannelBuilder
         builder = DefaultChannelBuilder(url)
-        host, port = builder.host, int(builder.port)
+        host, _, port = str(builder.endpoint).rpartition(":")
+        host, port = host.strip("[]"), int(port)
     except Exception as exc:
         raise SessionError(f"{url!r} is not a Spark Connect URL ({one_line(exc)}); "
                            "use sc://host:port") from exc

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import requests
+from .rest import RestError, RestNotFound, RestUnreachable, SparkRest
 
 
 UI_ENV = "JUPYTER_PERF_SPARK_UI"
-PROBE_TIMEOUT_S = (5.0, 30.0)     # connect, read: a busy server's first answer is slow
+PROBE_DEADLINE_S = 30.0      # a busy server's first answer is slow; nothing there fails at once
 NEXT_STEP = (f"pass the server's Spark UI: jp.spark_session(remote=..., ui_url='http://host:4040'), "
              f"the {UI_ENV} environment variable, or %%perfmeasure --ui URL")
 
@@ -142,24 +142,27 @@ def in_process_ui(app_id: str) -> str | None:
 
 def probe(url: str, app_id: str) -> str:
     """'' if ``url`` serves application ``app_id``'s REST API, else the problem in one line."""
-    base = f"{url}/api/v1/applications"
+    from .history import list_applications
+
+    rest = SparkRest(url, app_id, deadline=PROBE_DEADLINE_S)
     try:
-        resp = requests.get(f"{base}/{app_id}", timeout=PROBE_TIMEOUT_S)
-    except requests.RequestException as exc:
-        return f"the Spark UI at {url} is unreachable ({type(exc).__name__})"
-    if resp.status_code == 200 and "json" in resp.headers.get("content-type", ""):
+        rest.application()
         return ""
-    if resp.status_code == 404:
+    except RestUnreachable:
+        return f"the Spark UI at {url} is unreachable"
+    except RestNotFound:
         try:
-            others = [a.get("id") for a in requests.get(base, timeout=PROBE_TIMEOUT_S).json()]
-        except (requests.RequestException, ValueError, AttributeError):
+            others = [str(a["id"]) for a in list_applications(url, deadline=PROBE_DEADLINE_S)]
+        except RestError:
             others = []
-        serves = f"it serves {', '.join(map(str, others[:3]))}" if others else "no such application"
+        serves = f"it serves {', '.join(others[:3])}" if others else "no such application"
         return (f"the Spark UI at {url} does not know this session's application {app_id} "
                 f"({serves}): give the UI of the Connect server itself")
-    kind = resp.headers.get("content-type", "?").split(";")[0]
-    return (f"{url} did not answer as Spark's REST API ({resp.status_code}, {kind}); "
-            "give the UI root, e.g. http://host:4040 or the proxy's prefix for it")
+    except RestError as exc:
+        return (f"{url} did not answer as Spark's REST API ({exc}); give the UI root, "
+                "e.g. http://host:4040, or the proxy's prefix for it")
+    finally:
+        rest.close()
 
 
 def find_ui(spark, app_id: str, explicit: str | None = None) -> UiChoice:

@@ -1,0 +1,202 @@
+"""A separate Spark Connect server: pyspark 4's ``sbin/start-connect-server.sh``, its own process
+on free gRPC and UI ports, its Spark UI read over HTTP (directly and through a reverse proxy
+under a path prefix, the server started with ``spark.ui.proxyBase``). Where the UI comes from
+(the session, the environment, the magic option, nowhere, the wrong one); the same query on a
+classic session; classic and Connect measured at once in one kernel. The last test kills the
+server mid-cell; the module's fixture stops it in any case."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+import requests
+
+import jupyter_perf as jp
+from connectservers import (NEEDS_SPARK4, ConnectServer, ReverseProxy, assert_stages_equal_rest,
+                            shuffle_query, stage_structure)
+from sparkhelpers import run_cell
+
+pytestmark = [NEEDS_SPARK4, pytest.mark.spark4, pytest.mark.fresh_jvm]
+
+PROXY_BASE = "/gateway/sparkui"
+THREADS = ("jupyter-perf-progress", "jupyter-perf-memory-sampler", "jupyter-perf-host-cpu")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    srv = ConnectServer(str(tmp_path_factory.mktemp("connect-server")),
+                        conf={"spark.ui.proxyBase": PROXY_BASE})
+    try:
+        yield srv.start()
+    finally:
+        srv.stop()
+    assert srv.pid() is None
+
+
+@pytest.fixture(scope="module")
+def connect(server):
+    return jp.spark_session(remote=server.url, ui_url=server.ui)
+
+
+@pytest.fixture(scope="module")
+def classic(connect):
+    """A classic local[2] session in the same kernel as the Connect one."""
+    from sparkhelpers import make_spark
+
+    spark = make_spark("local[2]")
+    yield spark
+    spark.stop()
+
+
+@pytest.fixture
+def no_known_ui(monkeypatch):
+    """This process knows no UI for the server (the one given to jp.spark_session forgotten)."""
+    from jupyter_perf.collect import connect as connect_mod
+
+    monkeypatch.setattr(connect_mod, "_ui_by_key", {})
+    monkeypatch.delenv(connect_mod.UI_ENV, raising=False)
+
+
+def tagged_jobs(server, tag: str) -> set[int]:
+    jobs = requests.get(f"{server.ui}/api/v1/applications/{server.app_id}/jobs", timeout=60).json()
+    return {j["jobId"] for j in jobs if any(t.endswith(f"_Tag_{tag}") for t in j["jobTags"])}
+
+
+def test_a_separate_servers_runs_equal_its_rest_view(server, connect):
+    from jupyter_perf.collect.connect import is_connect_session
+
+    assert is_connect_session(connect) and server.pid() is not None
+    run = jp.measure(lambda: shuffle_query(connect), spark=connect)
+    assert run.collector == "connect+rest" and run.app_id == server.app_id
+    assert run.extra["connect"]["ui_source"] == "session"
+    assert run.extra["connect"]["server"] == server.url.removeprefix("sc://")
+    assert set(run.jobs["job_id"]) == tagged_jobs(server, run.extra["connect"]["tag"]) != set()
+    assert_stages_equal_rest(run, server.ui)
+    assert run.slots == 2 and not run.memory.empty
+    assert jp.analyze(run).summary()["verdict"]
+
+
+def test_the_same_query_on_a_classic_session_has_the_same_stage_structure(connect, classic):
+    on_connect = jp.measure(lambda: shuffle_query(connect), spark=connect)
+    on_classic = jp.measure(lambda: shuffle_query(classic), spark=classic)
+    assert on_classic.app_id != on_connect.app_id
+    assert stage_structure(on_connect) == stage_structure(on_classic)
+    assert len(stage_structure(on_connect)) >= 2                    # several jobs, shuffles
+    assert any(write for job in stage_structure(on_connect) for _, _, write, _ in job)
+
+
+def test_classic_and_connect_measured_at_once_in_one_kernel_stay_apart(server, connect, classic):
+    runs = {}
+    start = threading.Barrier(2)
+
+    def measured(name, session):
+        start.wait()
+        runs[name] = jp.measure(lambda: [shuffle_query(session) for _ in range(2)], spark=session)
+
+    threads = [threading.Thread(target=measured, args=a)
+               for a in (("connect", connect), ("classic", classic))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(600)
+    c, k = runs["connect"], runs["classic"]
+    assert c.app_id == server.app_id and k.app_id == classic.sparkContext.applicationId
+    assert set(c.jobs["job_id"]) == tagged_jobs(server, c.extra["connect"]["tag"])
+    assert len(c.jobs) >= 4 and len(k.jobs) >= 4 and len(c.jobs) == len(k.jobs)
+    assert c.collector == "connect+rest" and "rest" in k.collector
+    assert_stages_equal_rest(c, server.ui)
+
+
+def test_the_magic_takes_the_spark_of_the_cell_not_the_active_classic_session(
+        ipshell, server, connect, classic):
+    ipshell.user_ns["spark"] = connect
+    result, _ = run_cell(ipshell, "%%perfmeasure -o on_connect\nspark.range(0, 1000, 1, 2).count()\n")
+    assert result.error_in_exec is None
+    assert ipshell.user_ns["on_connect"].app_id == server.app_id
+    ipshell.user_ns["spark"] = classic
+    result, _ = run_cell(ipshell, "%%perfmeasure -o on_classic\nspark.range(0, 1000, 1, 2).count()\n")
+    assert result.error_in_exec is None
+    assert ipshell.user_ns["on_classic"].app_id == classic.sparkContext.applicationId
+
+
+def test_no_known_ui_gives_a_client_only_run_with_the_next_step(connect, server, no_known_ui):
+    run = jp.measure(lambda: shuffle_query(connect), spark=connect)
+    assert run.collector == "connect-client" and run.status == "ok"
+    [line] = [w for w in run.warnings if w.startswith("client-only report")]
+    assert f"no Spark UI known for {server.url.removeprefix('sc://')}" in line
+    assert "ui_url=" in line and "JUPYTER_PERF_SPARK_UI" in line and "--ui URL" in line
+    assert not run.stages.empty and run.tasks.empty
+
+
+def test_the_ui_from_the_environment_or_the_magic_option(ipshell, connect, server, classic,
+                                                         no_known_ui, monkeypatch):
+    monkeypatch.setenv("JUPYTER_PERF_SPARK_UI", server.ui + "/")
+    run = jp.measure(lambda: shuffle_query(connect), spark=connect)
+    assert run.collector == "connect+rest" and run.extra["connect"]["ui_source"] == "environment"
+    monkeypatch.delenv("JUPYTER_PERF_SPARK_UI")
+    ipshell.user_ns["spark"] = connect
+    result, _ = run_cell(ipshell, f"%%perfmeasure -o by_option --ui {server.ui}\n"
+                                  "spark.range(0, 1000, 1, 2).count()\n")
+    run = ipshell.user_ns["by_option"]
+    assert result.error_in_exec is None and run.collector == "connect+rest"
+    assert run.extra["connect"]["ui_source"] == "explicit"
+    # the UI of another application (here the classic session's): said, never read from
+    wrong = classic.sparkContext.uiWebUrl
+    result, _ = run_cell(ipshell, f"%%perfmeasure -o wrong --ui {wrong}\n"
+                                  "spark.range(0, 1000, 1, 2).count()\n")
+    run = ipshell.user_ns["wrong"]
+    assert result.error_in_exec is None and run.collector == "connect-client"
+    [line] = [w for w in run.warnings if w.startswith("client-only report")]
+    assert f"does not know this session's application {server.app_id}" in line
+    assert classic.sparkContext.applicationId in line
+
+
+def test_a_proxied_ui_with_spark_ui_proxybase(connect, server):
+    with ReverseProxy(server.ui, PROXY_BASE) as proxy:
+        run = jp.measure(lambda: shuffle_query(connect), spark=connect, ui_url=proxy.url)
+    assert run.collector == "connect+rest" and run.extra["connect"]["ui_url"] == proxy.url
+    assert_stages_equal_rest(run, server.ui)
+
+
+def test_server_killed_mid_cell_leaves_a_partial_run_and_a_working_kernel(ipshell, server, connect):
+    """Last in this module: the server is gone afterwards."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    from jupyter_perf.store import default_store
+
+    # the client retries an unreachable server for ~10 minutes by default; a user who wants
+    # to know sooner sets a shorter policy, as this test does
+    connect.client.set_retry_policies([DefaultPolicy(max_retries=2, initial_backoff=100,
+                                                     max_backoff=500)])
+    progressed = threading.Event()
+
+    def on_progress(stages=None, **_):
+        if any(s.num_tasks for s in stages or []):
+            progressed.set()          # the client has seen the cell's stage: kill the server
+
+    def kill_when_running():
+        if progressed.wait(300):
+            server.kill()
+
+    connect.registerProgressHandler(on_progress)
+    killer = threading.Thread(target=kill_when_running, daemon=True)
+    killer.start()
+    ipshell.user_ns["spark"] = connect
+    result, cap = run_cell(ipshell, "%%perfmeasure\nspark.range(0, 16, 1, 4).selectExpr("
+                                    "\"java_method('java.lang.Thread', 'sleep', cast(20000 as "
+                                    "bigint)) AS s\").agg({'s': 'count'}).collect()\n")
+    killer.join(60)
+    connect.removeProgressHandler(on_progress)
+    assert server.pid() is None
+    assert result.error_in_exec is not None                       # the client's own error
+    assert type(result.error_in_exec).__module__.startswith("pyspark")
+    run = jp.last_run()
+    assert run.status == "failed" and run.collector == "connect-client"
+    [line] = run.warnings
+    assert line.startswith("client-only report: the server's REST API stopped answering")
+    assert not run.stages.empty and (run.stages["num_tasks"] > 0).all()
+    assert default_store().load(run.run_id).collector == "connect-client"
+    assert "jupyter-perf-report" in cap.outputs[-1].data["text/html"]
+    assert not [t.name for t in threading.enumerate() if t.name in THREADS]
+    result, cap = run_cell(ipshell, "x = 6 * 7\nprint('kernel fine', x)\n")
+    assert result.error_in_exec is None and "kernel fine 42" in cap.stdout

@@ -276,7 +276,9 @@ class Analysis:
         evidence = Evidence(host_busy_share=self.host_cpu_busy_share,
                             python=has_python(run, self.breakdown),
                             notes=tuple(self._operators.notes),
-                            top_operator=self.top_operator)
+                            top_operator=self.top_operator,
+                            stages_without_tasks=0 if not run.tasks.empty else
+                            int((run.stages["status"] != "SKIPPED").sum()))
         v = verdict(self.wall_ms, len(run.tasks), self.driver_gap_ms, shares, whatif, strag,
                     evidence)
         return whatif, strag, v

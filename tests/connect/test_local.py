@@ -181,6 +181,10 @@ def test_unreachable_ui_gives_a_client_only_report_that_says_what_is_missing(ips
     names = {node["name"] for node in op["plan_metrics"]}
     assert any(name.startswith("HashAggregate") for name in names), names
     assert "client-only report" in cap.outputs[-1].data["text/html"]
+    summary = jp.analyze(run).summary()          # not "all driver time": tasks were not read
+    ran = int((run.stages["status"] != "SKIPPED").sum())
+    assert summary["verdict"].startswith(f"{ran} stage(s) ran, but their task attempts could not")
+    assert summary["verdict_headline"] == "Tasks not collected"
 
 
 def test_a_ui_behind_a_reverse_proxy_prefix(spark, server):

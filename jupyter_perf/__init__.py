@@ -19,7 +19,8 @@ from .server import _jupyter_server_extension_points  # noqa: E402,F401
 
 
 def spark_session(*args, **kwargs):
-    """The embedded default SparkSession (``local[*]``, sparkmeasure attached)."""
+    """The embedded default SparkSession (``local[*]``, sparkmeasure attached), or with
+    ``remote="local[N]" | "sc://host:port"`` (and ``ui_url=``) a Spark Connect session."""
     from .session import spark_session as _spark_session
     return _spark_session(*args, **kwargs)
 

@@ -12,10 +12,12 @@ import pytest
 import requests
 
 import jupyter_perf as jp
-from connectservers import NEEDS_SPARK4, ReverseProxy, assert_stages_equal_rest, shuffle_query
+from connectservers import (ReverseProxy, assert_stages_equal_rest, shuffle_query,
+                            skip_unless_spark4)
 from sparkhelpers import run_cell
 
-pytestmark = [NEEDS_SPARK4, pytest.mark.spark4, pytest.mark.fresh_jvm]
+pytestmark = [pytest.mark.spark4, pytest.mark.fresh_jvm]
+skip_unless_spark4()
 
 THREADS = ("jupyter-perf-progress", "jupyter-perf-memory-sampler", "jupyter-perf-host-cpu")
 SLOW = "java_method('java.lang.Thread', 'sleep', cast({ms} as bigint))"

@@ -12,11 +12,12 @@ import pytest
 import requests
 
 import jupyter_perf as jp
-from connectservers import (NEEDS_SPARK4, ConnectServer, ReverseProxy, assert_stages_equal_rest,
-                            shuffle_query, stage_structure)
+from connectservers import (ConnectServer, ReverseProxy, assert_stages_equal_rest,
+                            shuffle_query, skip_unless_spark4, stage_structure)
 from sparkhelpers import run_cell
 
-pytestmark = [NEEDS_SPARK4, pytest.mark.spark4, pytest.mark.fresh_jvm]
+pytestmark = [pytest.mark.spark4, pytest.mark.fresh_jvm]
+skip_unless_spark4()
 
 PROXY_BASE = "/gateway/sparkui"
 THREADS = ("jupyter-perf-progress", "jupyter-perf-memory-sampler", "jupyter-perf-host-cpu")
@@ -40,10 +41,17 @@ def connect(server):
 
 @pytest.fixture(scope="module")
 def classic(connect):
-    """A classic local[2] session in the same kernel as the Connect one."""
-    from sparkhelpers import make_spark
+    """A classic local[2] session in the same kernel as the Connect one, built with pyspark's
+    own builder (no sparkmeasure jar to resolve: the REST path is what is compared)."""
+    from pyspark.sql import SparkSession
 
-    spark = make_spark("local[2]")
+    from jupyter_perf.session import DEFAULT_CONF
+
+    builder = SparkSession.builder.master("local[2]").appName("classic-beside-connect")
+    for key, value in (DEFAULT_CONF | {"spark.ui.port": "0",
+                                       "spark.sql.shuffle.partitions": "4"}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     yield spark
     spark.stop()
 

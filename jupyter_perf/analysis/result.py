@@ -278,7 +278,8 @@ class Analysis:
                             notes=tuple(self._operators.notes),
                             top_operator=self.top_operator,
                             stages_without_tasks=0 if not run.tasks.empty else
-                            int((run.stages["status"] != "SKIPPED").sum()))
+                            int((run.stages["status"] != "SKIPPED").sum()),
+                            tasks_unread=bool(run.extra.get("tasks_unread")))
         v = verdict(self.wall_ms, len(run.tasks), self.driver_gap_ms, shares, whatif, strag,
                     evidence)
         return whatif, strag, v

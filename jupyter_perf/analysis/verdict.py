@@ -85,6 +85,7 @@ class Evidence:
     host_busy_share: float | None = None   # measured, over the task time (local masters)
     python: bool = False       # the plan has a Python evaluation node or Spark timed Python
     stages_without_tasks: int = 0          # ran, but no task attempt readable (Connect client-only)
+    tasks_unread: bool = False             # the collector could not read task attempts at all
     notes: tuple[str, ...] = ()            # extra clauses (e.g. what AQE did), in order
     top_operator: dict | None = None       # analysis.operators' most expensive row
 
@@ -103,10 +104,11 @@ def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str
     saving is the one of the flagged stragglers only (``flagged_stragglers_ms``).
     """
     ev = evidence or Evidence()
-    if n_tasks == 0 and ev.stages_without_tasks:
-        return Verdict(f"{ev.stages_without_tasks} stage(s) ran, but their task attempts could not "
-                       "be read (see the warnings): no time breakdown.", "none",
-                       "Tasks not collected", [])
+    if n_tasks == 0 and (ev.stages_without_tasks or ev.tasks_unread):
+        ran = (f"{ev.stages_without_tasks} stage(s) ran, but their" if ev.stages_without_tasks
+               else "Spark work ran, but its")
+        return Verdict(f"{ran} task attempts could not be read (see the warnings): no time "
+                       "breakdown.", "none", "Tasks not collected", [])
     if n_tasks == 0:
         return Verdict(f"No Spark tasks ran: all {wall_ms / 1000:.2f} s were driver time.",
                        "none", "No Spark tasks", [{"cause": "driver", "hint": HINTS["driver"]}])

@@ -177,8 +177,10 @@ class ConnectWindow(Window):
         else:
             run.collector = "connect+rest"
         run.extra.setdefault("connect", {})["operations"] = self.client.summary()
-        if run.status == "no-jobs" and not run.stages.empty:
-            run.status = status           # the client saw stages: there was Spark work
+        client_only = self.rest is None or bool(self.rest_lost)
+        if run.status == "no-jobs" and (not run.stages.empty
+                                        or (client_only and self.client.operations)):
+            run.status = status           # Spark work ran; the REST API could not list it
         return run
 
     def _drain_listener_bus(self) -> None:
@@ -245,15 +247,22 @@ class ConnectWindow(Window):
         seen = self.client.stages_frame()
         if run.tasks.empty and not seen.empty:
             run.stages = seen
-        have = []
-        if self.client.progress_available:
-            have.append("stages with their task counts and input bytes (client progress)")
+        ops = self.client.summary()
+        shown = [f"{len(ops)} operation(s) with their client-side times"]
         if self.client.plan_metrics_available:
-            have.append("plan metrics and observed metrics per operation")
-        shown = ("; ".join(have) if have else
-                 "only the cell's wall time (this pyspark client reports no progress or plan metrics)")
+            shown.append(f"plan and observed metrics of {sum(1 for o in ops if o['plan_metrics'])}")
+        if not self.client.progress_available:
+            shown.append("no stage progress (this pyspark client has no progress handlers)")
+        elif seen.empty:
+            shown.append("no stage progress (the server sends it every "
+                         "spark.connect.progress.reportInterval, 2 s by default; shorter "
+                         "operations send none)")
+        else:
+            shown.append(f"{len(seen)} stage(s) with task counts and input bytes (client progress)")
+        shown = "; ".join(shown)
         if run.tasks.empty:
             run.collector = "connect-client"
+            run.extra["tasks_unread"] = True     # the analysis: not "no task ran"
         run.warnings.append(
             f"client-only report: {reason}. Shown: {shown}. Missing: task attempts (so no time "
             "breakdown, stragglers or what-if), jobs, stage attempts, executors and slots, "

@@ -150,7 +150,7 @@ def test_live_progress_from_the_client_when_the_ui_cannot_be_read(spark):
 
     window = ConnectWindow(spark, on_progress=on_update,
                            ui_url=f"http://127.0.0.1:{free_port()}").start()
-    slow_query(spark)
+    slow_query(spark, ms=600)      # stages of several progress intervals (2 s)
     run = window.finish()
     assert run.collector == "connect-client"
     assert seen and all(isinstance(s, ClientSnapshot) for s in seen)
@@ -165,9 +165,11 @@ def test_unreachable_ui_gives_a_client_only_report_that_says_what_is_missing(ips
 
     ipshell.user_ns["spark"] = spark
     port = free_port()
+    # a query that runs longer than the server's progress interval (2 s): the client sees stages
     result, cap = run_cell(ipshell, f"%%perfmeasure -o c --ui http://127.0.0.1:{port}\n"
-                                    "n = spark.range(0, 50_000, 1, 4).selectExpr('id % 3 AS k')"
-                                    ".groupBy('k').count().count()\nprint('n =', n)\n")
+                                    "n = len(spark.range(0, 16, 1, 4).selectExpr('id % 3 AS k', "
+                                    f"\"{SLOW.format(ms=1000)} AS s\").groupBy('k')"
+                                    ".agg({'s': 'count'}).collect())\nprint('n =', n)\n")
     assert result.error_in_exec is None and "n = 3" in cap.stdout
     assert "Traceback" not in cap.stderr
     run = ipshell.user_ns["c"]
@@ -182,11 +184,26 @@ def test_unreachable_ui_gives_a_client_only_report_that_says_what_is_missing(ips
     assert op["done"] and set(op["stage_ids"]) == set(run.stages["stage_id"])
     names = {node["name"] for node in op["plan_metrics"]}
     assert any(name.startswith("HashAggregate") for name in names), names
-    assert "client-only report" in cap.outputs[-1].data["text/html"]
+    assert "task attempts could not be read" in cap.outputs[-1].data["text/html"]   # the verdict
     summary = jp.analyze(run).summary()          # not "all driver time": tasks were not read
     ran = int((run.stages["status"] != "SKIPPED").sum())
     assert summary["verdict"].startswith(f"{ran} stage(s) ran, but their task attempts could not")
     assert summary["verdict_headline"] == "Tasks not collected"
+
+
+def test_a_short_client_only_operation_is_spark_work_not_driver_time(spark):
+    from connectservers import free_port
+
+    run = jp.measure(lambda: spark.range(0, 1000, 1, 2).count(), spark=spark,
+                     ui_url=f"http://127.0.0.1:{free_port()}")
+    assert run.collector == "connect-client" and run.status == "ok"      # not "no-jobs"
+    [op] = run.extra["connect"]["operations"]
+    assert op["done"] and op["plan_metrics"]
+    [line] = [w for w in run.warnings if w.startswith("client-only report")]
+    assert "Shown: 1 operation(s)" in line and "plan and observed metrics of 1" in line
+    summary = jp.analyze(run).summary()
+    assert "task attempts could not be read" in summary["verdict"]
+    assert "driver time" not in summary["verdict"]
 
 
 def test_a_ui_behind_a_reverse_proxy_prefix(spark, server):

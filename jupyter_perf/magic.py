@@ -231,7 +231,7 @@ class PerfMagics(Magics):
         run.extra["collect_s"] = round(time.monotonic() - started, 3)
         stored = save(run, summary) is not None
         try:
-            if run.jobs.empty:
+            if run.jobs.empty and run.stages.empty:   # stages without jobs: Connect client-only
                 live.replace(None, "perfmeasure: " + (
                     f"no Spark jobs ran in this cell ({run.wall_ms / 1000:.2f} s); nothing to "
                     "profile" if run.status == "no-jobs" else
@@ -244,7 +244,7 @@ class PerfMagics(Magics):
         except Exception as exc:   # rendering failed: the run is kept, the cell is untouched
             _say(live, f"perfmeasure: could not show the report ({one_line(exc)}); "
                        f"{run.describe()}")
-        if run.jobs.empty or args.no_report:   # no report to list them: one line each
+        if (run.jobs.empty and run.stages.empty) or args.no_report:   # no report: one line each
             for warning in run.warnings[:-1] if not stored else run.warnings:
                 print(f"perfmeasure: {warning}", file=sys.stderr)
         if not stored:

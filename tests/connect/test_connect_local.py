@@ -116,7 +116,7 @@ def test_live_progress_on_connect_is_read_from_the_rest_api(spark):
     from jupyter_perf.collect.connect_window import ConnectWindow
     from jupyter_perf.live import LiveDisplay, text_of
 
-    live, seen = LiveDisplay("widget"), []
+    live, seen = LiveDisplay("html"), []
 
     def on_update(snap):
         seen.append(snap)

@@ -409,7 +409,13 @@ class Comparison:
             return ("noise unknown (fewer than 3 earlier runs of this cell with nothing "
                     "changed to compare with)")
         n = self.noise
-        spread = f"±{n['ratio_limit']:.0%} between two runs, from {n['runs']} earlier runs"
+        # the 99 % limit as a factor (B/A between 1/f and f): a percentage reads wrongly when
+        # the repeats vary a lot (f = 541 is not "±54000 %"), and the repeats' range says why
+        f = math.exp(n["log_limit"])
+        spread = (f"two runs of this cell differ by up to ×{f:.2f} at 99 %" if f < 10
+                  else f"two runs of this cell differ by up to ×{f:.0f} at 99 %")
+        spread += (f"; its {n['runs']} earlier runs took {_dur(n['min_ms'])} to "
+                   f"{_dur(n['max_ms'])}")
         return f"within noise ({spread})" if within else f"beyond noise ({spread})"
 
     def sentence(self, split: dict, within: bool | None) -> str:

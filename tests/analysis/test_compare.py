@@ -8,8 +8,9 @@ import pytest
 
 from analysis_synth import make_run, task
 from jupyter_perf.analysis import analyze
-from jupyter_perf.analysis.compare import (compare, config_diff, noise_band, operator_deltas,
-                                           setup_of, stage_deltas, t995, wall_split)
+from jupyter_perf.analysis.compare import (_dur, compare, config_diff, noise_band,
+                                           operator_deltas, setup_of, stage_deltas, t995,
+                                           wall_split)
 from jupyter_perf.analysis.components import KEYS
 from jupyter_perf.model import Run
 
@@ -64,6 +65,13 @@ def test_noise_is_unknown_below_three_runs_and_decides_above():
     assert c["within_noise"] is False and "beyond noise" in c["sentence"]
     assert noise_band([1.0, 2.0]) is None                     # two runs: unknown
     assert noise_band([[1.0, 2.0], [5.0]]) is None            # one degree of freedom
+    # the limit is said as a factor, with the repeats' range (that is why it is so wide)
+    wide = compare(a, slower, noise_groups=[[4600.0, 2500.0, 1900.0]]).summary()
+    factor = math.exp(wide["noise"]["log_limit"])
+    assert factor > 10 and wide["within_noise"] is True
+    assert f"differ by up to ×{factor:.0f} at 99 %; its 3 earlier runs took " \
+        f"{_dur(1900.0)} to {_dur(4600.0)}" in wide["sentence"]
+    assert "±" not in wide["sentence"]
     band = noise_band([[100.0, 110.0], [200.0, 220.0]])       # two groups, pooled on ln
     assert band["runs"] == 4 and band["dof"] == 2
     assert band["log_sd"] == pytest.approx(math.log(1.1) / math.sqrt(2))

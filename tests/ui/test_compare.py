@@ -6,7 +6,8 @@ inside the cell. The test picks both rows with Ctrl+click, checks the bar (the o
 A whatever the order of picking; a label with markup shows as text), opens the comparison
 tab (the server's HTML in a sandboxed iframe) and checks that it says what the server's JSON
 summary says: the setting that differs, the task counts, and that with two runs the noise is
-unknown. Then "Export HTML" writes the file, which is opened offline in Chromium.
+unknown. Then "Export HTML" writes the file, which is opened offline in Chromium, and
+``%perfmeasure compare A B`` shows the same comparison inline under a new cell.
 """
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ import pytest
 
 from jupyter_perf.atomic import EXPORT_MARKER
 from jupyter_perf.comparing import export_id
-from labhelpers import KERNEL_IDLE_JS, TOKEN, api, open_page, require_browser, start_lab
+from labhelpers import (KERNEL_IDLE_JS, TOKEN, api, notebook_js, open_page, require_browser,
+                        start_lab)
 
 require_browser()
 
 NOTEBOOK = Path(__file__).parent / "notebooks" / "compare.ipynb"
 LABELS = ("partitions 200", "partitions <8>")
+NOTEBOOK_JS = notebook_js("compare.ipynb")
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -129,3 +132,24 @@ def test_pick_two_runs_compare_and_export(lab, page, browser):
     bar.locator(".jp-perf-compare-clear").click()
     assert bar.is_hidden()
     assert sidebar.locator(".jp-perf-compare-picked").count() == 0
+
+    # the same comparison inline: `%perfmeasure compare A B` in a new cell of the notebook
+    index = page.evaluate(f"""async (source) => {{
+        const app = window.jupyterapp;
+        const panel = {NOTEBOOK_JS};
+        app.shell.activateById(panel.id);
+        const nb = panel.content;
+        const shared = nb.model.sharedModel;
+        shared.insertCell(shared.cells.length, {{cell_type: 'code', source}});
+        nb.activeCellIndex = nb.widgets.length - 1;
+        await app.commands.execute('notebook:run-cell');
+        return nb.widgets.length - 1;
+    }}""", f"%perfmeasure compare {a} {b}")
+    cell = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(index)
+    output = cell.locator(".jp-OutputArea-output").first
+    cell.evaluate("c => c.scrollIntoView({block: 'end'})")
+    output.wait_for(state="visible", timeout=120_000)
+    shown = output.inner_text()
+    assert summary["sentence"] in shown and "spark.sql.shuffle.partitions" in shown
+    assert a in shown and b in shown and LABELS[1] in shown
+    assert output.locator("img").count() == 0

@@ -173,3 +173,22 @@ def notebook_js(name: str) -> str:
     """JS expression: the open notebook panel of ``name``, whichever tab is current."""
     return (f"Array.from(window.jupyterapp.shell.widgets('main'))"
             f".find(w => w.context && w.context.path === {json.dumps(name)})")
+
+
+def lab_fixtures(notebook: Path):
+    """A module's ``lab`` (a JupyterLab with ``notebook`` in its root) and ``page`` (that
+    notebook open, layout reset) fixtures: ``lab, page = lab_fixtures(NOTEBOOK)``."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def lab(tmp_path_factory):
+        yield from start_lab(tmp_path_factory.mktemp("lab"), [notebook])
+
+    @pytest.fixture(scope="module")
+    def page(lab, browser):
+        context, page = open_page(
+            browser, f"{lab['url']}/lab/tree/{notebook.name}?reset&token={TOKEN}")
+        yield page
+        context.close()
+
+    return lab, page

@@ -17,8 +17,7 @@ import pytest
 
 from jupyter_perf.atomic import EXPORT_MARKER
 from jupyter_perf.comparing import export_id
-from labhelpers import (KERNEL_IDLE_JS, TOKEN, api, notebook_js, open_page, require_browser,
-                        start_lab)
+from labhelpers import KERNEL_IDLE_JS, api, lab_fixtures, notebook_js, require_browser
 
 require_browser()
 
@@ -29,16 +28,7 @@ NOTEBOOK_JS = notebook_js("compare.ipynb")
 pytestmark = pytest.mark.timeout(900)
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    yield from start_lab(tmp_path_factory.mktemp("lab"), [NOTEBOOK])
-
-
-@pytest.fixture(scope="module")
-def page(lab, browser):
-    context, page = open_page(browser, f"{lab['url']}/lab/tree/compare.ipynb?reset&token={TOKEN}")
-    yield page
-    context.close()
+lab, page = lab_fixtures(NOTEBOOK)
 
 
 def _run_the_notebook(lab, page, sidebar) -> dict[str, dict]:

@@ -144,6 +144,10 @@ def probe(url: str, app_id: str) -> str:
     """'' if ``url`` serves application ``app_id``'s REST API, else the problem in one line."""
     from .history import list_applications
 
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return (f"{url!r} is not a Spark UI address: give its root, e.g. http://host:4040, "
+                "or the proxy's prefix for it")
     rest = SparkRest(url, app_id, deadline=PROBE_DEADLINE_S)
     try:
         rest.application()
@@ -200,4 +204,8 @@ def window_for(spark, *, ui_url: str | None = None, **kwargs):
         from .connect_window import ConnectWindow
         return ConnectWindow(spark, ui_url=ui_url, **kwargs)
     from .window import Window
-    return Window(spark, **kwargs)
+    window = Window(spark, **kwargs)
+    if ui_url:       # said, not silently dropped: a classic session's own UI is always used
+        window.run.warnings.append(f"--ui/ui_url {ui_url} is for Spark Connect sessions only; "
+                                   "`spark` is a classic session, read through its own UI")
+    return window

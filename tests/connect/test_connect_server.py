@@ -122,9 +122,16 @@ def test_the_magic_takes_the_spark_of_the_cell_not_the_active_classic_session(
     assert result.error_in_exec is None
     assert ipshell.user_ns["on_connect"].app_id == server.app_id
     ipshell.user_ns["spark"] = classic
-    result, _ = run_cell(ipshell, "%%perfmeasure -o on_classic\nspark.range(0, 1000, 1, 2).count()\n")
-    assert result.error_in_exec is None
-    assert ipshell.user_ns["on_classic"].app_id == classic.sparkContext.applicationId
+    # --ui names a Connect server's UI: on a classic session it is said, not silently dropped,
+    # and the classic session's own UI is read
+    result, _ = run_cell(ipshell, f"%%perfmeasure -o on_classic --ui {server.ui}\n"
+                                  "spark.range(0, 1000, 1, 2).count()\n")
+    assert result.error_in_exec is None and result.result == 1000
+    run = ipshell.user_ns["on_classic"]
+    assert run.app_id == classic.sparkContext.applicationId and len(run.tasks) > 0
+    [line] = [w for w in run.warnings if "--ui" in w]
+    assert line == (f"--ui/ui_url {server.ui} is for Spark Connect sessions only; `spark` is a "
+                    "classic session, read through its own UI")
 
 
 def test_no_known_ui_gives_a_client_only_run_with_the_next_step(connect, server, no_known_ui):

@@ -1,4 +1,5 @@
-"""The host's CPU as a floor under the "more slots" what-if, for runs on one machine.
+"""The host's CPU as a floor under the "more slots", disk and network what-ifs, for runs on one
+machine.
 
 The replay (NSDI'15 §2.3.2) keeps every task's duration when slots are added. That holds when
 the new slots bring their own cores (more executors on more machines). With ``local[N]`` the
@@ -21,6 +22,15 @@ shrinks with the scenario's durations (e.g. without GC). Since ``s ≤ 1`` and f
 replay faster, the floor never changes a scenario with ``slots_factor ≤ 1``; and it is the same
 for every ``k``, so more slots are still never slower. Runs without host samples (event logs,
 the REST API, clusters) get ``s = 0``: the plain replay, as in the paper.
+
+A faster disk or network takes only the disk/network time out of the tasks, not the CPU work
+the host did meanwhile, so those scenarios get the same floor with the CPU-only durations
+(``cpu_d``: the scenario's durations without its disk/network savings):
+
+    makespan'_g = max(replay(d', k × slots)_g, s_g × replay(cpu_d, slots)_g)
+
+which is what keeps "disk ∞" from predicting a saving the measured CPU saturation rules out
+(``Analysis._replay_total``).
 """
 from __future__ import annotations
 

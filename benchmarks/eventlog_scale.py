@@ -5,11 +5,14 @@
                                         [--modes orjson,dicts,cli]
 
 Builds an event log in Spark's own JSON format from a real Spark 3.5 log (default template:
-``tests/collect/data/gen-snappy.snappy``, written by Spark 3.5.9): its application, environment,
-executor and SQL events are kept, and its TaskStart/TaskEnd/Stage/Job events are replicated
-into jobs of two stages (map -> reduce, real parent IDs) on 16 executors x 4 cores over 8
-hosts, with varied durations, CPU, GC, shuffle and input metrics. Every TaskEnd keeps the
-template's Task Info accumulables, so lines are as long as real SQL task-end events (~5 KB).
+``tests/collect/data/gen-snappy.snappy``, written by Spark 3.5.9): its application and
+environment events are kept, and its TaskStart/TaskEnd/Stage/Job events are replicated into
+jobs of two stages (map -> reduce, real parent IDs) on 16 executors x 4 cores over 8 hosts,
+with varied durations, CPU, GC, shuffle and input metrics. Each job is a SQL execution
+(SQLExecutionStart with the template's final AQE plan, its driver accumulator updates,
+SQLExecutionEnd), and every TaskEnd keeps the template's Task Info accumulables, whose SQL
+metrics belong to that plan: lines are as long as real SQL task-end events (~5 KB) and the
+reader parses their SQL metric updates.
 
 Then, each in a fresh process (peak RSS = that process's ``ru_maxrss``):
 
@@ -65,6 +68,10 @@ def generate(template: Path, out: Path, n_tasks: int, seed: int = 7) -> None:
     t_end = next(e for e in by["SparkListenerTaskEnd"] if e["Task Type"] == "ShuffleMapTask")
     t_start = by["SparkListenerTaskStart"][0]
     job_start, job_end = by["SparkListenerJobStart"][0], by["SparkListenerJobEnd"][0]
+    ui = "org.apache.spark.sql.execution.ui."
+    sql_start = by[ui + "SparkListenerSQLExecutionStart"][0]
+    final_plan = by[ui + "SparkListenerSQLAdaptiveExecutionUpdate"][-1]
+    driver_updates = by[ui + "SparkListenerDriverAccumUpdates"]
     st_sub, st_done = by["SparkListenerStageSubmitted"][0], by["SparkListenerStageCompleted"][0]
     t0 = by["SparkListenerApplicationStart"][0]["Timestamp"]
     dumps = orjson.dumps
@@ -97,6 +104,13 @@ def generate(template: Path, out: Path, n_tasks: int, seed: int = 7) -> None:
             ids = [stage_id, stage_id + 1]
             js = copy.deepcopy(job_start)
             js.update({"Job ID": job, "Submission Time": int(clock), "Stage IDs": ids})
+            js["Properties"] = dict(js.get("Properties") or {}, **{
+                "spark.sql.execution.id": str(job), "spark.sql.execution.root.id": str(job)})
+            # one SQL execution per job: the template's final plan, whose SQL metric
+            # accumulators are the ones its TaskEnd accumulables update
+            w(dict(sql_start, executionId=job, rootExecutionId=job, time=int(clock),
+                   physicalPlanDescription=final_plan["physicalPlanDescription"],
+                   sparkPlanInfo=final_plan["sparkPlanInfo"]))
             infos = []
             for k, sid in enumerate(ids):
                 info = dict(js["Stage Infos"][0])
@@ -172,6 +186,10 @@ def generate(template: Path, out: Path, n_tasks: int, seed: int = 7) -> None:
             clock += 40
             w({"Event": "SparkListenerJobEnd", "Job ID": job, "Completion Time": int(clock),
                "Job Result": {"Result": "JobSucceeded"}})
+            for update in driver_updates:
+                w(dict(update, executionId=job))
+            w({"Event": ui + "SparkListenerSQLExecutionEnd", "executionId": job,
+               "time": int(clock) + 5, "errorMessage": ""})
             clock += rnd.uniform(100, 400)                   # driver time between jobs
         w({"Event": "SparkListenerApplicationEnd", "Timestamp": int(clock) + 100})
 

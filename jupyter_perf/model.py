@@ -76,7 +76,8 @@ STAGE_SUM_COLUMNS = {
 
 # ---------------------------------------------------------------------------
 # The other tables of a Run: column -> kind. Kinds: int (0 when unknown), time (epoch ms,
-# NaN when unknown), bytes (NaN when unknown), number, str ('' when unknown), bool, object.
+# NaN when unknown), bytes (NaN when unknown), number, id (-1 when unknown), str ('' when
+# unknown), bool, object.
 # ---------------------------------------------------------------------------
 JOB_KINDS = {"job_id": "int", "name": "str", "description": "str", "status": "str",
              "submission_ms": "time", "completion_ms": "time", "stage_ids": "object",
@@ -575,9 +576,10 @@ def _typed(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
         if kind in ("time", "bytes", "number"):
             if col.dtype != "float64":
                 df[column] = pd.to_numeric(col, errors="coerce").astype("float64")
-        elif kind == "int":
+        elif kind in ("int", "id"):
             if col.dtype != "int64":
-                df[column] = pd.to_numeric(col, errors="coerce").fillna(0).astype("int64")
+                df[column] = pd.to_numeric(col, errors="coerce").fillna(
+                    0 if kind == "int" else -1).astype("int64")
         elif kind == "str":
             if col.dtype != object or col.isna().any():
                 df[column] = col.fillna("").astype(str)
@@ -589,7 +591,7 @@ def _typed(df: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
 
 
 _EMPTY_VALUE = {
-    "int": lambda n: np.zeros(n, dtype="int64"),
+    "int": lambda n: np.zeros(n, dtype="int64"), "id": lambda n: np.full(n, -1, dtype="int64"),
     "time": lambda n: np.full(n, np.nan), "bytes": lambda n: np.full(n, np.nan),
     "number": lambda n: np.full(n, np.nan),
     "str": lambda n: pd.Series([""] * n, dtype="object"),
@@ -604,45 +606,43 @@ _EMPTY_VALUE = {
 # SQL executions of the window and their physical plans (issue H). Filled by the collectors
 # from Spark's /sql REST endpoint (live UI, History Server) or the event log's SQL events;
 # every source must give equal tables for the same application. Empty when no SQL ran.
-SQL_COLUMNS = [
-    "execution_id",        # int
-    "root_execution_id",   # int, -1 when none (Spark 3.4+: nested executions)
-    "description",         # Spark's description (query text or call site)
-    "details",             # Spark's call-site details (points into the cell's source)
-    "plan_text",           # physicalPlanDescription (the final plan with AQE)
-    "submission_ms", "completion_ms",   # epoch ms
-    "job_ids",             # list[int]: jobs of this execution (in the window)
-    "status",              # COMPLETED | FAILED | RUNNING
-    "error",               # one line
-]
-# One row per plan node (the final plan: with AQE, the one that ran).
-OPERATOR_COLUMNS = [
-    "execution_id", "node_id",
-    "parent_ids",          # list[int]: the nodes consuming this node's output
-    "name",                # Spark's node name: "SortMergeJoin", "Exchange", "Scan parquet "...
-    "description",         # short text: join keys, scan path and format, ... ('' if unknown)
-    "codegen_id",          # int: wholeStageCodegenId, -1 if none
-    "cluster_id",          # int: node id of the WholeStageCodegen cluster holding it, -1 if none
-    "stage_attempts",      # list[[stage_id, attempt]] this node ran in
-]
-# One row per SQL metric of a node, normalised here: ms, bytes, rows / counts.
-SQL_METRIC_COLUMNS = [
-    "execution_id", "node_id",
-    "accumulator_id",      # int, -1 when the source does not say (REST)
-    "name",                # Spark's metric name: "number of output rows", "duration", ...
-    "metric_type",         # Spark's: sum | size | timing | nsTiming | average
-    "unit",                # ms | bytes | rows | count
-    "value",               # total over tasks (and driver updates), normalised
-    "min", "med", "max",   # per-task statistics where Spark gives them, else NaN
-    "max_stage_id", "max_stage_attempt", "max_task_id",   # where the max task ran, -1 if unknown
-    "text",                # Spark's own display string, for cross-checks and tooltips
-]
-
-
-
-SQL_KINDS = {c: "object" for c in SQL_COLUMNS}
-OPERATOR_KINDS = {c: "object" for c in OPERATOR_COLUMNS}
-SQL_METRIC_KINDS = {c: "object" for c in SQL_METRIC_COLUMNS}
+SQL_KINDS = {
+    "execution_id": "int",
+    "root_execution_id": "id",          # -1 when none (Spark 3.4+: nested executions)
+    "description": "str",               # Spark's description (query text or call site)
+    "details": "str",                   # Spark's call-site details (points into the source)
+    "plan_text": "str",                 # physicalPlanDescription (the final plan with AQE)
+    "submission_ms": "time", "completion_ms": "time",
+    "job_ids": "object",                # list[int]: jobs of this execution (in the window)
+    "status": "str",                    # COMPLETED | FAILED | RUNNING
+    "error": "str",                     # one line
+}
+# One row per node of the final plan's graph (with AQE, the plan that ran), numbered as
+# Spark's SparkPlanGraph numbers them (the REST /sql node ids); WholeStageCodegen clusters
+# are nodes too.
+OPERATOR_KINDS = {
+    "execution_id": "int", "node_id": "int",
+    "parent_ids": "object",             # list[int]: the nodes consuming this node's output
+    "name": "str",                      # Spark's node name: "SortMergeJoin", "Exchange", ...
+    "description": "str",               # Spark's one-line node string (keys, scan, ...) or ''
+    "codegen_id": "id",                 # wholeStageCodegenId of its cluster, -1 if none
+    "cluster_id": "id",                 # node id of the WholeStageCodegen cluster, -1 if none
+    "stage_attempts": "object",         # list[[stage_id, attempt]]: whose tasks updated its
+}                                       # metrics
+# One row per SQL metric of a node that has a value, normalised: ms, bytes, rows / counts.
+SQL_METRIC_KINDS = {
+    "execution_id": "int", "node_id": "int",
+    "accumulator_id": "id",             # -1 when the source does not say (REST)
+    "name": "str",                      # Spark's metric name: "number of output rows", ...
+    "metric_type": "str",               # Spark's: sum | size | timing | nsTiming | average
+    "unit": "str",                      # ms | bytes | rows | count
+    "value": "number",                  # total over tasks and driver updates (average: med)
+    "min": "number", "med": "number", "max": "number",   # where Spark shows them, else NaN
+    "max_stage_id": "id", "max_stage_attempt": "id", "max_task_id": "id",   # -1 unknown
+    "text": "str",                      # Spark's own display string, to the character
+}
+SQL_COLUMNS, OPERATOR_COLUMNS = list(SQL_KINDS), list(OPERATOR_KINDS)
+SQL_METRIC_COLUMNS = list(SQL_METRIC_KINDS)
 _KINDS: dict[str, Mapping[str, str]] = {
     "jobs": JOB_KINDS, "stages": STAGE_KINDS, "executors": EXECUTOR_KINDS,
     "memory": MEMORY_KINDS, "host_cpu": HOST_CPU_KINDS, "sql": SQL_KINDS,

@@ -9,6 +9,9 @@ each) and returns {name: event-log path}; later callers get the cached logs. App
   when retried.
 * ``cluster``: ``local-cluster[2,1,1024]``, a rolled (``eventlog_v2_*``) zstd-compressed log;
   two executor JVMs, a real remote shuffle.
+* ``sql_aqe`` / ``sql_noaqe``: ``local[2]``, AQE on / off, the SQL workloads of
+  :func:`sql_workloads` (a shuffled join + aggregate, a broadcast join, a cached DataFrame
+  read twice, a Python UDF), each its own SQL execution.
 """
 from __future__ import annotations
 
@@ -23,15 +26,47 @@ from pathlib import Path
 import requests
 
 APPS = ("local", "retry", "cluster")
+SQL_APPS = ("sql_aqe", "sql_noaqe")
+ALL_APPS = APPS + SQL_APPS
+SQL_WORKLOADS = ("shuffled join + aggregate", "broadcast join", "cache", "cached read",
+                 "python udf")
+
+
+def sql_workloads(spark) -> None:
+    """One SQL execution each, described by ``spark.job.description`` = its name."""
+    from pyspark.sql import functions as F
+
+    sc = spark.sparkContext
+    facts = spark.range(0, 200_000, 1, 4).selectExpr("id", "id % 1000 AS k", "id % 7 AS v")
+    dims = spark.range(0, 1000, 1, 2).selectExpr("id AS k", "concat('name-', id) AS name")
+    sc.setJobDescription("shuffled join + aggregate")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    facts.join(dims, "k").groupBy("name").agg(F.sum("v").alias("s")).collect()
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", str(10 << 20))
+    sc.setJobDescription("broadcast join")
+    facts.join(F.broadcast(dims), "k").groupBy("v").count().collect()
+    cached = facts.where("v < 3").cache()
+    sc.setJobDescription("cache")
+    cached.count()
+    sc.setJobDescription("cached read")
+    cached.groupBy("v").agg(F.max("id")).collect()
+
+    @F.udf("long")
+    def plus_one(x):
+        return x + 1
+
+    sc.setJobDescription("python udf")
+    facts.limit(2000).select(plus_one("id").alias("p")).agg(F.sum("p")).collect()
+    sc.setJobDescription(None)
 
 
 def _run_app(name: str, log_dir: str, marker: str) -> None:
     from sparkhelpers import make_spark
 
-    master = {"local": "local[2]", "retry": "local[2,2]",
-              "cluster": "local-cluster[2,1,1024]"}[name]
+    master = {"local": "local[2]", "retry": "local[2,2]", "cluster": "local-cluster[2,1,1024]",
+              "sql_aqe": "local[2]", "sql_noaqe": "local[2]"}[name]
     conf = {"spark.eventLog.enabled": "true", "spark.eventLog.dir": log_dir,
-            "spark.sql.adaptive.enabled": "false"}
+            "spark.sql.adaptive.enabled": "true" if name == "sql_aqe" else "false"}
     if name == "retry":
         conf.update({"spark.eventLog.compress": "true",
                      "spark.eventLog.compression.codec": "lz4"})
@@ -49,6 +84,8 @@ def _run_app(name: str, log_dir: str, marker: str) -> None:
                 lambda a, b: a + b)
             pairs.count()
             pairs.collect()              # the map stage's output is reused: a skipped stage
+        elif name.startswith("sql_"):
+            sql_workloads(spark)
         elif name == "retry":
             def boom_once(i):          # local, so cloudpickle ships it by value
                 from pyspark import TaskContext
@@ -71,12 +108,18 @@ def _run_app(name: str, log_dir: str, marker: str) -> None:
         fh.write(app_id)
 
 
+def log_dir_of(root: str, name: str) -> str:
+    """Where an app's log is: ``root``/logs, the SQL apps apart in ``root``/logs-sql (so a
+    History Server on ``logs`` lists the three plain apps only)."""
+    return os.path.join(root, "logs-sql" if name in SQL_APPS else "logs")
+
+
 def spark_apps(root: str) -> dict[str, str]:
-    """{app name: event log path} under ``root``/logs, generated once per ``root``."""
-    log_dir = os.path.join(root, "logs")
-    os.makedirs(log_dir, exist_ok=True)
+    """{app name: event log path} under ``root``, generated once per ``root``."""
     out = {}
-    for name in APPS:
+    for name in ALL_APPS:
+        log_dir = log_dir_of(root, name)
+        os.makedirs(log_dir, exist_ok=True)
         marker = os.path.join(root, f"{name}.appid")
         if not os.path.exists(marker):
             _run_app(name, log_dir, marker)
@@ -88,10 +131,10 @@ def spark_apps(root: str) -> dict[str, str]:
     return out
 
 
-def app_ids(root: str) -> dict[str, str]:
+def app_ids(root: str, names: tuple[str, ...] = APPS) -> dict[str, str]:
     """{app name: Spark application id} of the apps :func:`spark_apps` wrote under ``root``."""
     out = {}
-    for name in APPS:
+    for name in names:
         with open(os.path.join(root, f"{name}.appid")) as fh:
             out[name] = fh.read().strip()
     return out
@@ -179,5 +222,6 @@ def apps_root(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def apps(apps_root):
-    """{name: event-log path}: ``local`` (plain), ``retry`` (lz4), ``cluster`` (rolled, zstd)."""
+    """{name: event-log path}: ``local`` (plain), ``retry`` (lz4), ``cluster`` (rolled, zstd),
+    ``sql_aqe`` and ``sql_noaqe`` (SQL workloads, AQE on and off)."""
     return spark_apps(str(apps_root))

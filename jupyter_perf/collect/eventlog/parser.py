@@ -22,6 +22,8 @@ import orjson
 import pandas as pd
 
 from ...model import EVENTLOG_TASK_FIELDS, PEAK_MEMORY_FIELDS, Run, conform
+from .sql import SQL_PREFIX as SQL
+from .sql import SqlListener, sql_updates
 
 NAMED_SKIPS = 3            # skipped lines named in the warning (all are in run.extra)
 KEPT_SKIPS = 1_000         # skipped lines listed in run.extra["skipped_lines"]
@@ -207,21 +209,70 @@ def _error_of(reason: dict[str, Any]) -> str:
     return str(kind)
 
 
-def without_accumulables(line: bytes) -> bytes:
-    """A TaskEnd line with its Task Info ``Accumulables`` emptied, before parsing.
+def split_accumulables(line: bytes) -> tuple[bytes, bytes | None]:
+    """(the TaskEnd line with its Task Info ``Accumulables`` emptied, the array's items).
 
-    They are half of a SQL task's line and nothing here reads them: skipping them makes
-    parsing ~4x faster. Spark writes ``"Accumulables":[...]}`` last in Task Info, followed by
-    ``,"Task Executor Metrics"`` (3.x) or ``,"Task Metrics"``; if the line does not look like
-    that, it is returned whole (and a failed parse is retried on the whole line).
+    They are half of a SQL task's line and only the SQL metrics among them are needed:
+    parsing the line without them is ~4x faster, and :func:`.sql.sql_updates` picks the SQL
+    updates out of the items. Spark writes ``"Accumulables":[...]}`` last in Task Info,
+    followed by ``,"Task Executor Metrics"`` (3.x) or ``,"Task Metrics"``; if the line does
+    not look like that, it is returned whole with None (and a failed parse is retried on
+    the whole line).
     """
     i = line.find(b'"Accumulables":[', 100)
     if i < 0:
-        return line
+        return line, None
     j = line.find(b'},"Task ', i)
     if j < 0 or line[j - 1] != 93:            # "]"
-        return line
-    return line[:i] + b'"Accumulables":[]' + line[j:]
+        return line, None
+    return line[:i] + b'"Accumulables":[]' + line[j:], line[i + 16:j - 1]
+
+
+def _updates_of(accumulables: Any) -> list[tuple[int, int]]:
+    """SQL metric updates of a parsed Accumulables list (the slow path)."""
+    if accumulables is None:
+        return []
+    if type(accumulables) is not list:
+        raise BadEvent("'Task Info.Accumulables' is not a list")
+    out = []
+    for item in accumulables:
+        if type(item) is dict and item.get("Metadata") == "sql":
+            update = item.get("Update")
+            try:
+                out.append((int(item["ID"]), int(update)))
+            except (KeyError, TypeError, ValueError):
+                raise BadEvent(f"SQL accumulable {item.get('ID')!r} has update {update!r}") \
+                    from None
+    return out
+
+
+def _plan(info: Any, field: str = "sparkPlanInfo") -> dict:
+    """A SparkPlanInfo tree, checked node by node (iteratively: plans can be deep)."""
+    stack = [_obj(info, field)]
+    root = stack[0]
+    while stack:
+        node = stack.pop()
+        if type(node) is not dict or type(node.get("nodeName")) is not str \
+                or type(node.get("simpleString")) is not str \
+                or type(node.get("children")) is not list or type(node.get("metrics")) is not list:
+            raise BadEvent(f"{field!r} has a node that is not a plan node")
+        _metrics(node["metrics"], field)
+        stack.extend(node["children"])
+    if not root:
+        raise BadEvent(f"{field!r} is empty")
+    return root
+
+
+def _metrics(items: Any, field: str) -> list[tuple[int, str]]:
+    if type(items) is not list:
+        raise BadEvent(f"{field!r} metrics are not a list")
+    out = []
+    for m in items:
+        if type(m) is not dict or type(m.get("name")) is not str \
+                or type(m.get("accumulatorId")) is not int or type(m.get("metricType")) is not str:
+            raise BadEvent(f"{field!r} has a metric without a name, id and type")
+        out.append((m["accumulatorId"], m["metricType"]))
+    return out
 
 
 class Parser:
@@ -229,6 +280,8 @@ class Parser:
 
     def __init__(self) -> None:
         self.warnings: list[str] = []
+        self.sql = SqlListener()
+        self._accumulables: bytes | None = None     # of the TaskEnd being handled
         self.app: dict[str, Any] = {}
         self.jobs: dict[int, dict[str, Any]] = {}
         self.stages: dict[tuple[int, int], dict[str, Any]] = {}
@@ -266,6 +319,11 @@ class Parser:
             b"SparkListenerBlockManagerAdded": self.on_block_manager_added,
             b"SparkListenerStageExecutorMetrics": self.on_stage_executor_metrics,
             b"SparkListenerExecutorMetricsUpdate": self.on_executor_metrics_update,
+            (SQL + "SparkListenerSQLExecutionStart").encode(): self.on_sql_start,
+            (SQL + "SparkListenerSQLAdaptiveExecutionUpdate").encode(): self.on_sql_plan_update,
+            (SQL + "SparkListenerSQLAdaptiveSQLMetricUpdates").encode(): self.on_sql_metrics,
+            (SQL + "SparkListenerDriverAccumUpdates").encode(): self.on_sql_driver_updates,
+            (SQL + "SparkListenerSQLExecutionEnd").encode(): self.on_sql_end,
         }
         self._str_handlers = {k.decode(): v for k, v in self.handlers.items()}
 
@@ -273,7 +331,7 @@ class Parser:
     def feed(self, lines: Iterator[bytes], first_line: int = 1) -> int:
         """Parse ``lines``; return the number of the last line read."""
         handlers, loads, prefix = self.handlers, orjson.loads, _PREFIX
-        task_end = self.on_task_end
+        task_end = handlers[b"SparkListenerTaskEnd"]     # the same bound method object
         lineno = first_line - 1
         for lineno, line in enumerate(lines, first_line):
             if line.startswith(prefix) and line.endswith(b"\n"):
@@ -287,9 +345,11 @@ class Parser:
                 handler = None
             try:
                 if handler is task_end:
+                    stripped, self._accumulables = split_accumulables(line)
                     try:
-                        event = loads(without_accumulables(line))
+                        event = loads(stripped)
                     except orjson.JSONDecodeError:
+                        self._accumulables = None
                         event = loads(line)
                 else:
                     event = loads(line)
@@ -307,8 +367,8 @@ class Parser:
                     continue
             try:
                 handler(event)
-            except (BadEvent, KeyError, TypeError, ValueError, AttributeError,
-                    OverflowError) as exc:
+            except (BadEvent, KeyError, IndexError, TypeError, ValueError, AttributeError,
+                    OverflowError, RecursionError) as exc:
                 why = str(exc) if isinstance(exc, BadEvent) else f"{type(exc).__name__}: {exc}"
                 self.skip(lineno, f"{event['Event'].removeprefix('SparkListener')} {why}")
         return lineno
@@ -418,11 +478,17 @@ class Parser:
             self._stage(key, fields)
             self.stage_jobs.setdefault(key[0], []).append(job_id)
         self._seen(sub)
+        if job["sql_execution_id"] is not None:
+            self.sql.job_start(job_id, job["sql_execution_id"],
+                               [(key[0], f["Number of Tasks"]) for key, f in stages],
+                               job["Stage IDs"])
 
     def on_job_end(self, e: dict) -> None:
-        job = self.jobs.get(_int(e.get("Job ID"), "Job ID"))
+        job_id = _int(e.get("Job ID"), "Job ID")
+        job = self.jobs.get(job_id)
         result = _obj(e.get("Job Result"), "Job Result").get("Result", "")
         comp = _time(e.get("Completion Time"), "Completion Time")
+        self.sql.job_end(job_id, result == "JobSucceeded")
         if job is None:
             return
         job["status"] = "SUCCEEDED" if result == "JobSucceeded" else "FAILED"
@@ -440,6 +506,7 @@ class Parser:
             _obj(e.get("Properties"), "Properties").get("spark.job.description"),
             "spark.job.description")
         self._stage(key, fields)["status"] = "ACTIVE"
+        self.sql.stage_submitted(*key)
 
     def on_stage_completed(self, e: dict) -> None:
         info = _obj(e.get("Stage Info"), "Stage Info")
@@ -455,14 +522,50 @@ class Parser:
             "COMPLETE" if info.get("Submission Time") is not None else "SKIPPED")
         self._seen(fields["Completion Time"])
 
+    # -- SQL executions (org.apache.spark.sql.execution.ui events) -------------------
+    def on_sql_start(self, e: dict) -> None:
+        execution_id = _int(e.get("executionId"), "executionId")
+        self.sql.execution_start(
+            execution_id, _int(e.get("rootExecutionId"), "rootExecutionId", -1),
+            _text(e.get("description"), "description"), _text(e.get("details"), "details"),
+            _text(e.get("physicalPlanDescription"), "physicalPlanDescription"),
+            _plan(e.get("sparkPlanInfo")), _time(e.get("time"), "time"))
+
+    def on_sql_plan_update(self, e: dict) -> None:
+        self.sql.adaptive_update(
+            _int(e.get("executionId"), "executionId"),
+            _text(e.get("physicalPlanDescription"), "physicalPlanDescription"),
+            _plan(e.get("sparkPlanInfo")))
+
+    def on_sql_metrics(self, e: dict) -> None:
+        self.sql.metric_updates(_int(e.get("executionId"), "executionId"),
+                                _metrics(e.get("sqlPlanMetrics"), "sqlPlanMetrics"))
+
+    def on_sql_driver_updates(self, e: dict) -> None:
+        pairs = e.get("accumUpdates") or []
+        if type(pairs) is not list or any(
+                type(p) is not list or len(p) != 2 or type(p[0]) is not int
+                or type(p[1]) is not int for p in pairs):
+            raise BadEvent("'accumUpdates' is not a list of [id, value] pairs")
+        self.sql.driver_updates(_int(e.get("executionId"), "executionId"),
+                                [(p[0], p[1]) for p in pairs])
+
+    def on_sql_end(self, e: dict) -> None:
+        self.sql.execution_end(_int(e.get("executionId"), "executionId"),
+                               _time(e.get("time"), "time"),
+                               _text(e.get("errorMessage"), "errorMessage"))
+
     # -- tasks -----------------------------------------------------------------
     def on_task_start(self, e: dict) -> None:
         row = _numbers(_read_numbers(e, "start"), START_FIELDS)
         strings = self._strings(_obj(e.get("Task Info"), "Task Info"))
         launch = row[_START_COLUMN["Task Info.Launch Time"]]
-        self.running[int(row[_START_COLUMN["Task Info.Task ID"]])] = (row, strings)
+        task_id = int(row[_START_COLUMN["Task Info.Task ID"]])
+        self.running[task_id] = (row, strings)
         self._seen(launch)
         key = (int(row[_START_COLUMN["Stage ID"]]), int(row[_START_COLUMN["Stage Attempt ID"]]))
+        if key[0] in self.sql.sql_stages:
+            self.sql.task_start(key[0], key[1], task_id, int(row[_START_COLUMN["Task Info.Index"]]))
         st = self.stages.get(key)
         if st is not None and not st["first_task_launched_ms"] <= launch:   # NaN or later
             st["first_task_launched_ms"] = launch
@@ -476,9 +579,19 @@ class Parser:
         row = _numbers(_read_numbers(e))
         strings = self._strings(info)
         task_id = int(row[_COLUMN["Task Info.Task ID"]])
+        status, error = self._status(info, reason)
+        stage_id = int(row[_COLUMN["Stage ID"]])
+        if stage_id in self.sql.sql_stages:
+            raw = self._accumulables
+            try:
+                updates = sql_updates(raw) if raw is not None else \
+                    _updates_of(info.get("Accumulables"))
+            except (orjson.JSONDecodeError, ValueError):
+                raise BadEvent("'Task Info.Accumulables' is not a JSON array") from None
+            self.sql.task_end(stage_id, int(row[_COLUMN["Stage Attempt ID"]]), task_id,
+                              int(row[_COLUMN["Task Info.Index"]]), status == "SUCCESS", updates)
         if kind == "Resubmitted" and task_id not in self.running:
             return   # a finished map task re-run after its executor was lost: Spark keeps the first
-        status, error = self._status(info, reason)
         self.running.pop(task_id, None)
         self._add_task(row, strings, bool(metrics), status, error)
         self._seen(row[_COLUMN["Task Info.Finish Time"]])
@@ -556,13 +669,21 @@ class Parser:
 
     def on_executor_metrics_update(self, e: dict) -> None:
         # logged for the driver only (spark.eventLog.logStageExecutorMetrics); the History
-        # Server folds these peaks in too
+        # Server folds these peaks in too. Running tasks' SQL metric values ride along.
         updates = e.get("Executor Metrics Updated") or []
-        if type(updates) is not list:
-            raise BadEvent("'Executor Metrics Updated' is not a list")
+        tasks = e.get("Metrics Updated") or []
+        if type(updates) is not list or type(tasks) is not list:
+            raise BadEvent("'Executor Metrics Updated' or 'Metrics Updated' is not a list")
+        heartbeats = []
+        for t in tasks:
+            t = _obj(t, "Metrics Updated")
+            heartbeats.append((_int(t.get("Task ID"), "Task ID"), _int(t.get("Stage ID"), "Stage ID"),
+                               _int(t.get("Stage Attempt ID"), "Stage Attempt ID", 0),
+                               _updates_of(t.get("Accumulator Updates"))))
         self._peaks(_text(e.get("Executor ID"), "Executor ID"),
                     [_obj(_obj(u, "Executor Metrics Updated").get("Executor Metrics"),
                           "Executor Metrics") for u in updates])
+        self.sql.heartbeat(heartbeats)
 
     def _peaks(self, executor_id: str, metrics: list[dict]) -> None:
         peaks: dict[str, int] = {}
@@ -641,6 +762,8 @@ class Parser:
                   tasks=self.tasks(),
                   executors=conform("executors", [self.executors[k] for k in
                                                   sorted(self.executors)], "eventlog"))
+        self.sql.finish()
+        run.sql, run.operators, run.sql_metrics = self.sql.tables(set(self.jobs))
         if run.jobs.empty:
             run.status = "no-jobs"
         return run

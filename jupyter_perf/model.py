@@ -636,7 +636,7 @@ SQL_METRIC_KINDS = {
     "name": "str",                      # Spark's metric name: "number of output rows", ...
     "metric_type": "str",               # Spark's: sum | size | timing | nsTiming | average
     "unit": "str",                      # ms | bytes | rows | count
-    "value": "number",                  # total over tasks and driver updates (average: med)
+    "value": "number",                  # total over tasks and driver updates (average: see docs)
     "min": "number", "med": "number", "max": "number",   # where Spark shows them, else NaN
     "max_stage_id": "id", "max_stage_attempt": "id", "max_task_id": "id",   # -1 unknown
     "text": "str",                      # Spark's own display string, to the character

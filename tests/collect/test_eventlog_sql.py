@@ -62,7 +62,9 @@ def test_plans_and_metric_texts_equal_the_history_servers(name, runs, history, a
         for node in ex["nodes"]:
             op = ops.loc[node["nodeId"]]
             assert op["name"] == node["nodeName"]
-            assert op["codegen_id"] == node.get("wholeStageCodegenId", -1)
+            number = node["nodeName"][len("WholeStageCodegen ("):-1] \
+                if node["nodeName"].startswith("WholeStageCodegen (") else None
+            assert op["codegen_id"] == node.get("wholeStageCodegenId", int(number or -1))
             theirs = {m["name"]: m["value"] for m in node["metrics"]}
             ours = metrics[metrics["node_id"] == node["nodeId"]].set_index("name")["text"]
             assert ours.to_dict() == theirs, (ex["id"], node["nodeName"])
@@ -161,6 +163,8 @@ def test_metric_values_are_normalised(name, runs):
     assert len(stats) and (stats["min"] <= stats["med"]).all() and (stats["med"] <= stats["max"]).all()
     summed = stats[stats["metric_type"] != "average"]
     assert (summed["value"] >= summed["max"]).all()
+    averages = m[m["metric_type"] == "average"]
+    assert (averages["value"].isna() == averages["min"].notna()).all()         # no total
     ns = m[m["metric_type"] == "nsTiming"]          # shuffle write time: ns in Spark, ms here
     assert len(ns) and (ns["value"] < 60_000).all() and (ns["value"] % 1 != 0).any()
 

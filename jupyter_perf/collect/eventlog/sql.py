@@ -410,6 +410,8 @@ class PlanGraph:
         for node in self.nodes:
             if node.name.strip().startswith("WholeStageCodegen"):
                 number = _codegen_number(node.name.strip())
+                if number is not None:           # the cluster's own number (REST: its name's)
+                    self.codegen_id[node.id] = number
                 for inner in node.children:
                     self.cluster_of[inner.id] = node.id
                     if number is not None:

@@ -76,9 +76,9 @@ def metric_text(kind: str, values: np.ndarray, best: tuple | None) -> tuple[str,
 
     ``values``: every task index's value and the driver's updates; ``best``: (max value,
     stage id, stage attempt, task id) of the task with the largest value, None when the
-    driver's was larger or no task reported. Numbers: ``value`` the total (the median for
-    ``average``), ``min``/``med``/``max`` where Spark shows them (NaN otherwise) and where the
-    max ran (-1 unknown), in ms / bytes / rows.
+    driver's was larger or no task reported. Numbers: ``value`` the total (for ``average``
+    the one value shown, NaN when Spark shows statistics: it never shows a total), ``min``/``med``/``max`` where
+    Spark shows them (NaN otherwise) and where the max ran (-1 unknown), in ms / bytes / rows.
     """
     nan = float("nan")
     stats: dict[str, Any] = {"value": nan, "min": nan, "med": nan, "max": nan,
@@ -108,8 +108,7 @@ def metric_text(kind: str, values: np.ndarray, best: tuple | None) -> tuple[str,
     if best is not None:
         stats.update(max_stage_id=int(best[1]), max_stage_attempt=int(best[2]),
                      max_task_id=int(best[3]))
-    if kind == "average":
-        stats["value"] = med * scale
+    if kind == "average":                       # no total: Spark shows none
         return f"{SUFFIX}:\n({fmt(lo)}, {fmt(med)}, {fmt(hi)} {where})", stats
     total = int(valid.sum())
     stats["value"] = total * scale

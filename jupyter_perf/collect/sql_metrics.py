@@ -21,10 +21,11 @@ Spark 3.5/4.x by name.
 """
 from __future__ import annotations
 
-import decimal
 import math
 import re
 from typing import Any
+
+from .eventlog import sqltext
 
 UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
          "PiB": 1 << 50, "EiB": 1 << 60}
@@ -95,29 +96,14 @@ def parse(name: str, text: str) -> dict[str, Any]:
 
 
 # -- the other way: Spark's own formatting, for sources that have raw values ---------------
-def _fixed(value: float, places: int) -> str:
-    """Java's ``%.Nf``: the double's exact value rounded half-up (Python's rounds half-even)."""
-    quantum = decimal.Decimal(1).scaleb(-places)
-    return str(decimal.Decimal(value).quantize(quantum, rounding=decimal.ROUND_HALF_UP))
-
-
 def bytes_text(size: int) -> str:
-    """Spark's ``Utils.bytesToString``."""
-    for unit in ("EiB", "PiB", "TiB", "GiB", "MiB", "KiB"):
-        if size >= 2 * UNITS[unit]:
-            return f"{_fixed(size / UNITS[unit], 1)} {unit}"
-    return f"{_fixed(size, 1)} B"
+    """Spark's ``Utils.bytesToString`` (BigDecimal, half up: the event log's formatter)."""
+    return sqltext.bytes_to_string(int(size))
 
 
 def ms_text(ms: int) -> str:
-    """Spark's ``Utils.msDurationToString``."""
-    if ms < 1000:
-        return f"{int(ms)} ms"
-    if ms < 60_000:
-        return f"{_fixed(ms / 1000, 1)} s"
-    if ms < 3_600_000:
-        return f"{_fixed(ms / 60_000, 1)} m"
-    return f"{_fixed(ms / 3_600_000, 2)} h"
+    """Spark's ``Utils.msDurationToString`` (of a Scala Float: the event log's formatter)."""
+    return sqltext.ms_duration_to_string(int(ms))
 
 
 def spark_text(metric_type: str, values: list[int], max_task: tuple[int, int, int] | None) -> str:

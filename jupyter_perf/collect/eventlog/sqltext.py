@@ -77,8 +77,9 @@ def metric_text(kind: str, values: np.ndarray, best: tuple | None) -> tuple[str,
     ``values``: every task index's value and the driver's updates; ``best``: (max value,
     stage id, stage attempt, task id) of the task with the largest value, None when the
     driver's was larger or no task reported. Numbers: ``value`` the total (for ``average``
-    the one value shown, NaN when Spark shows statistics: it never shows a total), ``min``/``med``/``max`` where
-    Spark shows them (NaN otherwise) and where the max ran (-1 unknown), in ms / bytes / rows.
+    the one value shown, NaN when Spark shows statistics: it never shows a total),
+    ``min``/``med``/``max`` where Spark shows them (NaN otherwise) and where the max ran
+    (-1 unknown), in ms / bytes / rows.
     """
     nan = float("nan")
     stats: dict[str, Any] = {"value": nan, "min": nan, "med": nan, "max": nan,

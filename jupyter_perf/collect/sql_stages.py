@@ -81,8 +81,9 @@ def stage_records(tasks: pd.DataFrame) -> dict[tuple[int, int], tuple[int, int, 
 
 def assign(operators: list[dict[str, Any]], metrics: list[dict[str, Any]],
            job_stage_ids: Iterable[int], stages: pd.DataFrame, tasks: pd.DataFrame,
-           warnings: list[str]) -> None:
-    """Fill ``stage_attempts`` of one execution's operator rows, in place."""
+           warnings: list[str], records: dict | None = None) -> None:
+    """Fill ``stage_attempts`` of one execution's operator rows, in place (``records``:
+    :func:`stage_records` of ``tasks`` when the caller has it already)."""
     if not operators:
         return
     execution = operators[0]["execution_id"]
@@ -127,7 +128,7 @@ def assign(operators: list[dict[str, Any]], metrics: list[dict[str, Any]],
         if str(by_id[node]["name"]).startswith(SCANS) and m["name"] == "number of output rows":
             input_rows[sets.find(node)] += int(m["value"])
     pipelines = sorted({sets.find(i) for i, k in kinds.items() if k != "driver"})
-    records = stage_records(tasks)
+    records = stage_records(tasks) if records is None else records
     mine = {p: (read_records.get(p, 0), write_records.get(p, 0), input_rows.get(p, 0))
             for p in pipelines}
     free = [s for s in sorted(wanted) if any(did for (st, _), did in ran.items() if st == s)
@@ -139,9 +140,12 @@ def assign(operators: list[dict[str, Any]], metrics: list[dict[str, Any]],
         # the pipeline below an ORDER BY once more, writing nothing) shows its reads summed
         # over them: a stage fits if it reads part of them, with the same input, and writes
         # the pipeline's shuffle or nothing.
+        # A stage that counted nothing (no reads, writes or input: e.g. the task after a
+        # limit's single-partition exchange) tells no pipeline apart: it is left for the
+        # last step.
         part = [p for p in pipelines if any(
             i == mine[p][2] and w in (0, mine[p][1]) and (0 < r <= mine[p][0] or r == mine[p][0])
-            for r, w, i in sigs)]
+            for r, w, i in sigs if (r, w, i) != (0, 0, 0))]
         pick = same if len(same) == 1 else part if len(part) == 1 else []
         if pick:
             claimed[pick[0]].add(stage)

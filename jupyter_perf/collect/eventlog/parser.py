@@ -763,7 +763,10 @@ class Parser:
                   executors=conform("executors", [self.executors[k] for k in
                                                   sorted(self.executors)], "eventlog"))
         self.sql.finish()
-        run.sql, run.operators, run.sql_metrics = self.sql.tables(set(self.jobs))
+        job_stages = {int(j): [int(s) for s in ss]       # as REST's: the model's jobs table
+                      for j, ss in zip(run.jobs["job_id"], run.jobs["stage_ids"])}
+        run.sql, run.operators, run.sql_metrics = self.sql.tables(
+            set(self.jobs), job_stages, run.stages, run.tasks, run.warnings)
         if run.jobs.empty:
             run.status = "no-jobs"
         return run

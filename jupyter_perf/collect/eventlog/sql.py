@@ -15,7 +15,9 @@ it gives equal what ``/sql`` shows for the same execution:
   each task index keeps its last update until it succeeds; driver-side updates
   (``SparkListenerDriverAccumUpdates``) are added as values;
 * an execution's values are aggregated when it ends (or at the end of the log);
-* the display text is ``SQLMetrics.stringValue``'s, to the character (:mod:`.sqltext`).
+* the display text is ``SQLMetrics.stringValue``'s, to the character (:mod:`.sqltext`);
+* each node's ``stage_attempts`` come from the rule REST uses too
+  (:mod:`jupyter_perf.collect.sql_stages`), on the same tables, so the sources agree.
 
 Task updates come from TaskEnd's Task Info ``Accumulables``, read only for the stages of SQL
 executions and only for the accumulators of SQL metrics (see :func:`sql_updates`).
@@ -28,7 +30,9 @@ from typing import Any, Iterable
 
 import numpy as np
 import orjson
+import pandas as pd
 
+from ..sql_stages import assign, stage_records
 from .sqltext import metric_text
 
 SQL_PREFIX = "org.apache.spark.sql.execution.ui."
@@ -163,7 +167,6 @@ class SqlListener:
         self.stage_metrics: dict[int, StageMetrics] = {}
         self.sql_stages: set[int] = set()          # stages of any SQL execution, ever
         self.live_stages: set[int] = set()         # stages of the live executions
-        self.updated: dict[tuple[int, int], set[int]] = {}   # stage attempt -> metrics updated
 
     # -- executions -------------------------------------------------------------------
     def _get(self, execution_id: int) -> Execution:
@@ -258,11 +261,6 @@ class SqlListener:
 
     def task_end(self, stage_id: int, attempt: int, task_id: int, index: int, succeeded: bool,
                  updates: list[tuple[int, int]]) -> None:
-        key = (stage_id, attempt)
-        updated = self.updated.get(key)
-        if updated is None:
-            updated = self.updated[key] = set()
-        updated.update(acc_id for acc_id, _ in updates)
         st = self.stage_metrics.get(stage_id)
         if st is not None and st.attempt == attempt and stage_id in self.live_stages:
             st.task_index[task_id] = index
@@ -309,10 +307,16 @@ class SqlListener:
             exec_.values = self._aggregate(exec_)
 
     # -- tables -------------------------------------------------------------------------
-    def tables(self, job_ids: set[int]) -> tuple[list[dict], list[dict], list[dict]]:
+    def tables(self, job_ids: set[int], job_stages: dict[int, list[int]], stages: pd.DataFrame,
+               tasks: pd.DataFrame, warnings: list[str],
+               ) -> tuple[list[dict], list[dict], list[dict]]:
         """(sql, operators, sql_metrics) rows of the executions with a job in ``job_ids``,
-        in the model's names (``model.SQL_COLUMNS``, ...)."""
+        in the model's names (``model.SQL_COLUMNS``, ...). ``stage_attempts`` follow the rule
+        every source shares (:mod:`jupyter_perf.collect.sql_stages`) on the run's ``stages``
+        and ``tasks``, so REST and the event log give equal tables; a node the rule cannot
+        place is said in ``warnings``."""
         sql, operators, metrics = [], [], []
+        records = stage_records(tasks)          # once, not once per execution
         for execution_id in sorted(self.executions):
             exec_ = self.executions[execution_id]
             jobs = sorted(j for j in exec_.jobs if j in job_ids)
@@ -323,29 +327,35 @@ class SqlListener:
                 "description": exec_.description, "details": exec_.details,
                 "plan_text": exec_.plan_text, "submission_ms": exec_.submission_ms,
                 "completion_ms": exec_.completion_ms, "job_ids": jobs,
-                "status": _status(exec_), "error": exec_.error.split("\n", 1)[0][:300]})
+                "status": _status(exec_), "error": _first_line(exec_.error)})
             if exec_.plan is None:
                 continue
             graph = PlanGraph(exec_.plan)
             values = exec_.values or {}
-            mine = [(a, ids) for a, ids in self.updated.items() if a[0] in exec_.stages]
+            ops, mets = [], []
             for node in graph.all_nodes():
-                # the execution's stages whose tasks updated the node's metrics (a cached
-                # plan under InMemoryTableScan was run by the execution that cached it)
-                acc_ids = {acc_id for _, acc_id, _ in node.metrics}
-                attempts = sorted(a for a, ids in mine if not acc_ids.isdisjoint(ids))
-                operators.append({
+                ops.append({
                     "execution_id": execution_id, "node_id": node.id,
                     "parent_ids": sorted(graph.parents.get(node.id, [])),
                     "name": node.name.strip(), "description": node.desc,
                     "codegen_id": graph.codegen_id.get(node.id, -1),
                     "cluster_id": graph.cluster_of.get(node.id, -1),
-                    "stage_attempts": [list(a) for a in attempts]})
+                    "stage_attempts": []})
                 for name, acc_id, kind in node.metrics:
                     if acc_id in values:
-                        metrics.append(_metric_row(execution_id, node.id, name.strip(), acc_id,
-                                                   kind, *values[acc_id]))
+                        mets.append(_metric_row(execution_id, node.id, name.strip(), acc_id,
+                                                kind, *values[acc_id]))
+            assign(ops, mets, [s for j in jobs for s in job_stages.get(j, [])], stages, tasks,
+                   warnings, records=records)
+            operators.extend(ops)
+            metrics.extend(mets)
         return sql, operators, metrics
+
+
+def _first_line(error: str) -> str:
+    """The error's first line, as REST's collector takes it from ``errorMessage``."""
+    lines = error.strip().splitlines()
+    return lines[0] if lines else ""
 
 
 def _status(exec_: Execution) -> str:

@@ -176,12 +176,15 @@ def fetch_sql(rest: SparkRest, *, window_jobs: Iterable[int] | None, stages: pd.
               tasks: pd.DataFrame, jobs: pd.DataFrame, settle_s: float = SETTLE_S,
               ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
     """(sql, operators, sql_metrics, warnings) for the window's jobs (``window_jobs``) or,
-    with ``window_jobs=None``, for every execution of the application."""
+    with ``window_jobs=None``, for every execution of the application that ran a job (as
+    the event log's tables: a command such as ``createOrReplaceTempView`` runs none)."""
     warnings: list[str] = []
     wanted = None if window_jobs is None else {int(j) for j in window_jobs}
     url = f"{rest.app_url}/sql"
     if wanted is None:
-        executions = [e for page in rest.sql_pages() for e in page]
+        executions = [e for page in rest.sql_pages() for e in page
+                      if any(e.get(key) for key in ("successJobIds", "failedJobIds",
+                                                    "runningJobIds"))]
     else:
         listing = rest.get_sql_list()
         with answered(url, "an SQL execution list"):

@@ -32,6 +32,7 @@ import time
 
 QUERY = ('rows = spark.range(0, {rows}, 1, 16).selectExpr("id % 100003 as k", "id * 7 % 1000 as v")'
          '.groupBy("k").agg({{"v": "sum"}}).collect()')
+MIN_ROWS = 1_000_000
 
 
 def timed(shell, source: str) -> float:
@@ -43,14 +44,15 @@ def timed(shell, source: str) -> float:
     return elapsed
 
 
-def calibrate(shell, seconds: float, rows_per_s: float) -> tuple[int, float]:
-    """Rows for a plain cell of about ``seconds``, refined by two plain runs."""
-    rows = max(1_000_000, int(seconds * rows_per_s))
+def calibrate(shell, seconds: float, rows_per_s: float) -> tuple[int, float, float]:
+    """Rows for a plain cell of about ``seconds``, refined by two plain runs; also the
+    throughput and how long the last of those runs took."""
+    rows = max(MIN_ROWS, int(seconds * rows_per_s))
     for _ in range(2):
         took = timed(shell, QUERY.format(rows=rows))
         rows_per_s = rows / took
-        rows = max(1_000_000, round(seconds * rows_per_s, -6))
-    return int(rows), rows_per_s
+        rows = max(MIN_ROWS, round(seconds * rows_per_s, -6))
+    return int(rows), rows_per_s, took
 
 
 def pairs_for(shell, rows: int, pairs: int, magic: str) -> dict[str, list[float]]:
@@ -129,8 +131,12 @@ def main() -> None:
     rows_of: dict[float, int] = {}
     results: dict[float, dict[str, list[float]]] = {}
     for seconds in targets:
-        rows_of[seconds], rows_per_s = calibrate(shell, seconds, rows_per_s)
-        print(f"~{seconds:g} s cell: {rows_of[seconds]:,} rows", flush=True)
+        rows_of[seconds], rows_per_s, took = calibrate(shell, seconds, rows_per_s)
+        print(f"~{seconds:g} s cell: {rows_of[seconds]:,} rows (last calibration run "
+              f"{took:.2f} s)", flush=True)
+        if rows_of[seconds] == MIN_ROWS and took > 1.5 * seconds:
+            print(f"  this machine is too slow or too busy for a {seconds:g} s cell of this "
+                  f"query: the table's row says how long it really took", flush=True)
         results[seconds] = pairs_for(shell, rows_of[seconds], args.pairs, magic)
     load_after = os.getloadavg()
     if args.profile:

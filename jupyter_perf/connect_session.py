@@ -96,8 +96,11 @@ def _local(ConnectSession, master: str, app_name: str, settings: dict[str, str])
 
 def _remote(ConnectSession, url: str, settings: dict[str, str]):
     try:
-        from pyspark.sql.connect.client import DefaultChannelBuilder
-        builder = DefaultChannelBuilder(url)
+        try:
+            from pyspark.sql.connect.client import DefaultChannelBuilder as Builder
+        except ImportError:   # the pyspark 3.5 client: one concrete ChannelBuilder
+            from pyspark.sql.connect.client import ChannelBuilder as Builder
+        builder = Builder(url)
         host, _, port = str(builder.endpoint).rpartition(":")
         host, port = host.strip("[]"), int(port)
     except Exception as exc:

@@ -6,6 +6,9 @@ classic session; classic and Connect measured at once in one kernel. The last te
 server mid-cell; the module's fixture stops it in any case."""
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import threading
 
 import pytest
@@ -171,6 +174,38 @@ def test_a_proxied_ui_with_spark_ui_proxybase(connect, server):
         run = jp.measure(lambda: shuffle_query(connect), spark=connect, ui_url=proxy.url)
     assert run.collector == "connect+rest" and run.extra["connect"]["ui_url"] == proxy.url
     assert_stages_equal_rest(run, server.ui)
+
+
+# A pyspark 3.5 client (the project's own .venv, which `make test-spark4` builds first) on
+# this pyspark 4 server: jp.spark_session(remote=..., ui_url=...) and jp.measure in that process.
+CLIENT_35 = """
+import json, sys
+import jupyter_perf as jp
+spark = jp.spark_session(remote=sys.argv[1], ui_url=sys.argv[2], warm_up=False)
+run = jp.measure(lambda: spark.range(0, 10000, 1, 4).selectExpr("id % 5 AS k")
+                 .groupBy("k").count().collect(), spark=spark, store=False)
+print(json.dumps({"pyspark": __import__("pyspark").__version__, "collector": run.collector,
+                  "status": run.status, "tag": run.extra["connect"]["tag"],
+                  "jobs": sorted(int(j) for j in run.jobs["job_id"]), "tasks": len(run.tasks)}))
+"""
+
+
+def test_a_pyspark_35_client_is_measured_on_a_spark_4_server(server, tmp_path):
+    python = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), ".venv", "bin", "python")
+    probe = subprocess.run([python, "-c", "import pyspark, grpc; print(pyspark.__version__)"],
+                           capture_output=True, text=True) if os.path.exists(python) else None
+    if probe is None or probe.returncode != 0 or not probe.stdout.startswith("3.5"):
+        pytest.skip("no pyspark 3.5 venv with the Connect client at .venv (make setup)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPARK_")}
+    env["JUPYTER_PERF_HOME"] = str(tmp_path)
+    out = subprocess.run([python, "-c", CLIENT_35, server.url, server.ui], capture_output=True,
+                         text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["pyspark"].startswith("3.5") and seen["status"] == "ok"
+    assert seen["collector"] == "connect+rest" and seen["tasks"] > 0
+    assert seen["jobs"] and set(seen["jobs"]) == tagged_jobs(server, seen["tag"])
 
 
 def test_server_killed_mid_cell_leaves_a_partial_run_and_a_working_kernel(ipshell, server, connect):

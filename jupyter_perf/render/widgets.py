@@ -28,8 +28,12 @@ def share_styles(doc: Document) -> None:
     """Give every Div of ``doc`` the report's one stylesheet (serialised once, referenced by
     each Div; Bokeh 3 draws a Div in its own shadow root, so each needs it)."""
     sheet = InlineStyleSheet(css=CSS)
-    for d in doc.select({"type": Div}):
-        d.stylesheets = [*d.stylesheets, sheet]
+    # One recount of the document's models for all Divs: without freeze() Bokeh walks every
+    # model (and the data sources' columns) again after each assignment, which was half of a
+    # measured cell's cost after its query (benchmarks/overhead.py --profile).
+    with doc.models.freeze():
+        for d in doc.select({"type": Div}):
+            d.stylesheets = [*d.stylesheets, sheet]
 
 
 def swatch(color: str, estimated: bool, hatched: bool = True) -> str:

@@ -11,16 +11,29 @@ History Server) into ``run.sql``, ``run.operators``, ``run.sql_metrics`` (model.
 * Node descriptions: REST nodes have none. Spark's own UI page of the execution
   (``/SQL/execution/?id=N``; ``/history/APP[/ATTEMPT]/SQL/execution/?id=N`` on a History
   Server) carries each graph node's description (``SparkPlanGraphNode.desc``, the plan
-  node's ``simpleString`` — the same text event logs keep as ``simpleString``) in
-  ``<div id="plan-meta-data-N">``; it is read from there so every source gives the same
-  descriptions. If that page cannot be read, descriptions are '' and the run says so.
+  node's ``simpleString`` — the same text event logs keep as ``simpleString``); it is read
+  from there so every source gives the same descriptions. The page keeps them in one of
+  two layouts (:func:`page_layouts`): Spark 3.5 in ``<div id="plan-meta-data-N">``, one per
+  node; Spark 4.x (seen on 4.3) no longer writes those divs: there the description is the
+  node's ``tooltip`` in the plan graph's DOT text (``<div class="dot-file">``) and the
+  ``desc`` of ``nodeN``/``clusterN`` in a JSON object (``<div class="node-details">``).
+  HTML entities are undone by the stdlib ``html.parser``, the JSON by ``json``; the DOT
+  strings are Java-escaped (``StringEscapeUtils.escapeJava``), whose escapes are a subset
+  of JSON's, so ``json`` undoes them too. No DOT parser is used: the only one on PyPI that
+  fits (pydot, via pyparsing) is far heavier than the few attribute lists read here, and the
+  JSON layout, when present, is preferred anyway. If no layout can be read, descriptions
+  are '' and the run says so in one line.
 * Stage attempts per node: :mod:`.sql_stages`.
 """
 from __future__ import annotations
 
 import html.parser
+import json
+import math
+import re
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -33,44 +46,137 @@ from .rest_run import answered, text
 SETTLE_S = 15.0
 
 
-class _PlanMeta(html.parser.HTMLParser):
-    """Collects the text of every ``<div id="plan-meta-data-N">``."""
+class _PlanPage(html.parser.HTMLParser):
+    """Collects, from a SQL execution page, the text of every ``<div id="plan-meta-data-N">``
+    (Spark 3.5) and of the ``<div class="node-details">`` and ``<div class="dot-file">``
+    (Spark 4.x)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.descs: dict[int, str] = {}
-        self._node: int | None = None
+        self.meta: dict[int, str] = {}
+        self.blocks: dict[str, str] = {}
+        self._target: int | str | None = None
         self._depth = 0
         self._parts: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self._node is not None:
-            self._depth += tag == "div"
+        if tag != "div":
             return
-        ident = dict(attrs).get("id") or ""
-        if tag == "div" and ident.startswith("plan-meta-data-") and ident[15:].isdigit():
-            self._node, self._depth, self._parts = int(ident[15:]), 0, []
+        if self._target is not None:
+            self._depth += 1
+            return
+        attr = dict(attrs)
+        ident, classes = attr.get("id") or "", (attr.get("class") or "").split()
+        if ident.startswith("plan-meta-data-") and ident[15:].isdigit():
+            self._target = int(ident[15:])
+        elif "node-details" in classes or "dot-file" in classes:
+            self._target = "details" if "node-details" in classes else "dot"
+        else:
+            return
+        self._depth, self._parts = 0, []
 
     def handle_endtag(self, tag: str) -> None:
-        if self._node is None or tag != "div":
+        if self._target is None or tag != "div":
             return
         if self._depth:
             self._depth -= 1
             return
-        self.descs[self._node] = "".join(self._parts)
-        self._node = None
+        text_ = "".join(self._parts)
+        if isinstance(self._target, int):
+            self.meta[self._target] = text_
+        else:
+            self.blocks.setdefault(self._target, text_)
+        self._target = None
 
     def handle_data(self, data: str) -> None:
-        if self._node is not None:
+        if self._target is not None:
             self._parts.append(data)
 
 
-def node_descriptions(page: str) -> dict[int, str]:
-    """{graph node id: description} from Spark's SQL execution page."""
-    parser = _PlanMeta()
+_GRAPH_ID = re.compile(r"(?:node|cluster)(\d+)")
+
+
+def _details_descs(block: str) -> dict[int, str]:
+    """Spark 4.x's node-details JSON: {"node2": {"desc": ...}, "cluster1": {...}, ...}."""
+    try:
+        details = json.loads(block)
+    except ValueError:
+        return {}
+    if not isinstance(details, dict):
+        return {}
+    out = {}
+    for key, node in details.items():
+        found = _GRAPH_ID.fullmatch(str(key))
+        if found and isinstance(node, dict) and isinstance(node.get("desc"), str):
+            out[int(found.group(1))] = node["desc"]
+    return out
+
+
+# a DOT token: a quoted string, a bare word/number, or one of the punctuation marks
+_DOT_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"|(->|[\[\]{};=,])|([^\s"\[\]{};=,]+)', re.DOTALL)
+
+
+def _dot_descs(dot: str) -> dict[int, str]:
+    """Spark 4.x's plan graph DOT: a node's attribute list (``2 [id="node2" ...
+    tooltip="..."]``) or a cluster's body (``subgraph cluster1 { id="cluster1";
+    tooltip="..."; ...}``) carries its ``id`` and its description as ``tooltip``."""
+    out: dict[int, str] = {}
+    scopes: list[dict[str, str]] = [{}]      # attributes of each open { } body
+    bracket: dict[str, str] | None = None     # attributes of the open [ ] list
+    key = None
+    last: str | None = None
+
+    def record(attrs: dict[str, str]) -> None:
+        found = _GRAPH_ID.fullmatch(attrs.get("id", ""))
+        if found and "tooltip" in attrs:
+            out[int(found.group(1))] = attrs["tooltip"]
+
+    for token in _DOT_TOKEN.finditer(dot):
+        quoted, punct, word = token.groups()
+        if punct == "=":
+            key = last
+            continue
+        if punct is None:
+            value = word
+            if quoted is not None:
+                try:
+                    value = json.loads(f'"{quoted}"')     # Java escapes ⊂ JSON escapes
+                except ValueError:
+                    value = None
+            if key is not None and value is not None:
+                (bracket if bracket is not None else scopes[-1])[key] = value
+            key, last = None, value if quoted is None else None
+            continue
+        key = last = None
+        if punct == "[":
+            bracket = {}
+        elif punct == "]" and bracket is not None:
+            record(bracket)
+            bracket = None
+        elif punct == "{":
+            scopes.append({})
+        elif punct == "}" and len(scopes) > 1:
+            record(scopes.pop())
+    return out
+
+
+def page_layouts(page: str) -> dict[str, dict[int, str]]:
+    """{layout: {graph node id: description}} for each layout a SQL execution page has:
+    ``"divs"`` (Spark 3.5), ``"details"`` and ``"dot"`` (Spark 4.x); a layout the page
+    lacks, or cannot be read, maps to {}."""
+    parser = _PlanPage()
     parser.feed(page)
     parser.close()
-    return parser.descs
+    return {"divs": parser.meta,
+            "details": _details_descs(parser.blocks.get("details", "")),
+            "dot": _dot_descs(parser.blocks.get("dot", ""))}
+
+
+def node_descriptions(page: str) -> dict[int, str]:
+    """{graph node id: description} from Spark's SQL execution page, whichever layout it
+    has (the JSON before the DOT when a page has both)."""
+    layouts = page_layouts(page)
+    return layouts["divs"] or layouts["details"] or layouts["dot"]
 
 
 def _ui_pages(rest: SparkRest, execution_id: int) -> list[str]:
@@ -124,7 +230,7 @@ def execution_tables(data: dict[str, Any], jobs_in_window: set[int] | None,
     status = text(data.get("status"))
     duration = data.get("duration")
     completed = (submitted + float(duration) if status != "RUNNING" and duration is not None
-                 and submitted == submitted else float("nan"))
+                 and not math.isnan(submitted) else float("nan"))
     error = text(data.get("errorMessage")).strip().splitlines()
     root = data.get("rootExecutionId")
     sql_row = {"execution_id": eid, "root_execution_id": int(root) if root is not None else -1,

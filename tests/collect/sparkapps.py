@@ -205,6 +205,34 @@ class HistoryServer:
         self._sbin("stop-history-server.sh")
 
 
+def logged_sql_app(root: Path, body):
+    """Run ``body(spark)`` in a real ``local[2]`` application (AQE on) writing an event log
+    under ``root/logs``; returns (what ``body`` returned, the event-log path, the run a real
+    History Server on that log gives from REST)."""
+    from sparkhelpers import make_spark
+
+    import jupyter_perf as jp
+
+    logs = Path(root) / "logs"
+    logs.mkdir()
+    spark = make_spark("local[2]", **{"spark.eventLog.enabled": "true",
+                                      "spark.eventLog.dir": str(logs),
+                                      "spark.sql.adaptive.enabled": "true"})
+    try:
+        result = body(spark)
+        app_id = spark.sparkContext.applicationId
+    finally:
+        spark.stop()
+    (log,) = [os.path.join(logs, n) for n in os.listdir(logs) if app_id in n]
+    server = HistoryServer(str(logs), str(Path(root) / "history")).start()
+    try:
+        server.wait_for([app_id])
+        history = jp.load_rest(server.url, app_id)
+    finally:
+        server.stop()
+    return result, log, history
+
+
 # -- pytest fixtures (import them into a test module: ``from sparkapps import apps, ...``) ----
 import pytest  # noqa: E402
 

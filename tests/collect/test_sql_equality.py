@@ -11,13 +11,11 @@ DataFrame read twice and a Python UDF.
 """
 from __future__ import annotations
 
-import os
-
 import pytest
 
 import jupyter_perf as jp
 import tpch
-from sparkapps import HistoryServer, sql_workloads
+from sparkapps import logged_sql_app, sql_workloads
 from sqlequal import METRIC_KEYS, assert_sql_tables_equal, indexed
 
 QUERIES = (1, 9)
@@ -26,32 +24,16 @@ QUERIES = (1, 9)
 @pytest.fixture(scope="module")
 def three(tmp_path_factory):
     """{"live": UI run, "history": History Server run, "log": event-log run} of one app."""
-    from sparkhelpers import make_spark
-
-    root = tmp_path_factory.mktemp("sql-equality")
-    logs = root / "logs"
-    logs.mkdir()
-    spark = make_spark("local[2]", **{"spark.eventLog.enabled": "true",
-                                      "spark.eventLog.dir": str(logs),
-                                      "spark.sql.adaptive.enabled": "true"})
-    try:
+    def body(spark):
         sc = spark.sparkContext
         tpch.register(spark)
         for number in QUERIES:
             sc.setJobDescription(f"TPC-H Q{number}")
             spark.sql(tpch.query(number)).collect()
         sql_workloads(spark)
-        app_id = sc.applicationId
-        live = jp.load_rest(sc.uiWebUrl, app_id)
-    finally:
-        spark.stop()
-    (log,) = [os.path.join(logs, n) for n in os.listdir(logs) if app_id in n]
-    server = HistoryServer(str(logs), str(root / "history")).start()
-    try:
-        server.wait_for([app_id])
-        history = jp.load_rest(server.url, app_id)
-    finally:
-        server.stop()
+        return jp.load_rest(sc.uiWebUrl, sc.applicationId)
+
+    live, log, history = logged_sql_app(tmp_path_factory.mktemp("sql-equality"), body)
     return {"live": live, "history": history, "log": jp.load_eventlog(log)}
 
 

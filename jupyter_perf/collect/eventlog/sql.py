@@ -447,7 +447,7 @@ class PlanGraph:
                 self._edge(reused, parent)
             else:
                 self._build(children[0], parent, None)
-        elif name == "TableCacheQueryStage":
+        elif name in ("TableCacheQueryStage", "ResultQueryStage"):   # 4.x: the result stage
             self._build(children[0], parent, None)
         elif name in ("Subquery", "SubqueryBroadcast") and cluster is not None:
             self._build(info, parent, None)

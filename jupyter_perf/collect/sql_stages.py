@@ -19,8 +19,12 @@ equally gets equal ``stage_attempts``. The rule (docs/operators.md § Operators 
    written ("shuffle records written") and input records (its file scans' "number of
    output rows") — the stage's successful tasks' totals — or, failing that, to the one
    pipeline with equal reads and input that writes a shuffle while the stage writes
-   nothing (a sampling job of a range partitioning). One pipeline and one stage left
-   unmatched go together.
+   nothing (a sampling job of a range partitioning). A pipeline that reads a shuffle runs
+   only in stages submitted after one of its writing pipeline's stages (stage ids grow in
+   submission order; a reading stage is created after the map stage it reads): without that
+   bound, a range partitioning's sampling stage whose counts happen to equal the next
+   pipeline's (same rows read, nothing written, no input) fitted both. One pipeline and one
+   stage left unmatched go together.
 4. Every attempt of a matched stage that ran tasks is listed (retries included); SKIPPED
    stages are not. What stays ambiguous gets ``[]`` and a warning.
 """
@@ -133,9 +137,18 @@ def assign(operators: list[dict[str, Any]], metrics: list[dict[str, Any]],
             for p in pipelines}
     free = [s for s in sorted(wanted) if any(did for (st, _), did in ran.items() if st == s)
             and not any(s in c for c in claimed.values())]
+    upstream: dict[int, set[int]] = defaultdict(set)          # reading -> writing pipelines
+    for exchange, consumers in consumer_of.items():
+        for consumer in consumers:
+            upstream[sets.find(consumer)].add(sets.find(exchange))
+
+    def after_writers(p: int, stage: int) -> bool:
+        return all(stage > min(claimed[w]) for w in upstream.get(p, ()) if claimed.get(w))
+
     for stage in list(free):      # a stage whose counts fit one pipeline only
         sigs = {records.get(k, (0, 0, 0)) for k, did in ran.items() if k[0] == stage and did}
-        same = [p for p in pipelines if mine[p] in sigs]
+        able = [p for p in pipelines if after_writers(p, stage)]
+        same = [p for p in able if mine[p] in sigs]
         # A pipeline run by several stages (the sampling job of a range partitioning runs
         # the pipeline below an ORDER BY once more, writing nothing) shows its reads summed
         # over them: a stage fits if it reads part of them, with the same input, and writes
@@ -143,7 +156,7 @@ def assign(operators: list[dict[str, Any]], metrics: list[dict[str, Any]],
         # A stage that counted nothing (no reads, writes or input: e.g. the task after a
         # limit's single-partition exchange) tells no pipeline apart: it is left for the
         # last step.
-        part = [p for p in pipelines if any(
+        part = [p for p in able if any(
             i == mine[p][2] and w in (0, mine[p][1]) and (0 < r <= mine[p][0] or r == mine[p][0])
             for r, w, i in sigs if (r, w, i) != (0, 0, 0))]
         pick = same if len(same) == 1 else part if len(part) == 1 else []

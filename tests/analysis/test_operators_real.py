@@ -130,14 +130,22 @@ def test_python_udf_time_lands_on_the_python_operator(spark):
     run, a = measured(spark, lambda: spark.range(0, UDF_ROWS, 1, 2)
                       .select(slow("id").alias("y")).agg(F.sum("y")).collect())
     ops = a.operators
-    [py] = ops[ops["name"] == "BatchEvalPython"].to_dict("records")
+    # pickled rows (BatchEvalPython, Spark 3.5's default) or Arrow batches (ArrowEvalPython:
+    # Spark 4 turns spark.sql.execution.pythonUDF.arrow.enabled on by default)
+    [py] = ops[ops["name"].isin(["BatchEvalPython", "ArrowEvalPython"])].to_dict("records")
     assert py["rows_out"] == UDF_ROWS
     slept = UDF_ROWS * SLEEP_S * 1000
     metrics = run.sql_metrics[run.sql_metrics["node_id"].astype(int) == py["node_id"]]
     names = set(metrics["name"])
     assert {"data sent to Python workers", "data returned from Python workers"} <= names
     if "time to execute Python code" in names:        # Spark 4.2+: measured
-        assert py["python_udf_ms"] == pytest.approx(slept, rel=0.10)
+        # the operator's Python time is Spark's own metric for it, and covers the slept time;
+        # Spark's metric also holds the worker's Arrow conversion and imports (8.7 s for 2 s of
+        # sleep on a loaded host), so "within 10 % of rows x sleep" is not Spark's to give
+        spark_ms = float(metrics.loc[metrics["name"] == "time to execute Python code",
+                                     "value"].sum())
+        assert py["python_udf_ms"] == pytest.approx(spark_ms)
+        assert py["python_udf_ms"] >= slept
         assert py["kind"] == "measured"
         assert a.summary()["breakdown"]["python_udf"]["ms"] > 0
     else:                                             # Spark 3.5: no Python time at all
@@ -146,9 +154,12 @@ def test_python_udf_time_lands_on_the_python_operator(spark):
         assert a.summary()["breakdown"]["python_udf"]["ms"] == 0
         # the JVM task threads waited on the workers at least as long as they slept
         assert py["task_time_ms"] >= 0.9 * slept
-    assert a.top_operator["name"] == "BatchEvalPython"
-    assert any(h["cause"] == "python" or (h["setting"] or "").endswith("arrow.enabled")
-               for h in a.hints)
+    assert a.top_operator["name"] == py["name"]
+    arrow_hints = [h for h in a.hints if (h["setting"] or "").endswith("arrow.enabled")]
+    if py["name"] == "BatchEvalPython":
+        assert arrow_hints or any(h["cause"] == "python" for h in a.hints)
+    else:                                             # Arrow already: no advice to turn it on
+        assert arrow_hints == []
 
 
 def test_two_queries_in_one_cell_are_two_executions(spark):

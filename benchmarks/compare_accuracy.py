@@ -25,6 +25,7 @@ fetched, so a 1-core executor can show 2).
 
     python benchmarks/compare_accuracy.py [--modes local local-cluster] [--rounds 2]
         [--repeats 2] [--warmups 2] [--workloads groupby join ...] [--home DIR]
+        [--first-round N]
 """
 from __future__ import annotations
 
@@ -109,6 +110,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--warmups", type=int, default=2)
+    parser.add_argument("--first-round", type=int, default=0,
+                        help="number of the first round (odd: B's process first), to add rounds "
+                             "to an earlier --home")
     parser.add_argument("--home", help="the run store to fill (default: a new temporary one)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -124,7 +128,7 @@ def main() -> None:
     pairs = []      # (mode, workload, A row, B row, comparison's prediction)
     for mode in args.modes:
         a_master, b_master = MODES[mode]
-        for rnd in range(args.rounds):
+        for rnd in range(args.first_round, args.first_round + args.rounds):
             order = (a_master, b_master) if rnd % 2 == 0 else (b_master, a_master)
             rows = {m: session(m, args.workloads, args.repeats, args.warmups) for m in order}
             print(f"{mode} round {rnd + 1}: done, load average {load()}", flush=True)

@@ -16,6 +16,12 @@ import jupyter_perf as jp
 import tpch
 from sparkapps import HistoryServer
 
+# Its own process (scripts/run_tests.py): test_the_history_server_gives_the_live_tables failed
+# twice in the shared process (after ~20 other Spark sessions in the same JVM: SQL metric rows
+# of the live UI and the History Server differed) and never alone (module and test, 3 runs);
+# the cause is not found yet, and the assertion now prints the column that differs.
+pytestmark = pytest.mark.fresh_jvm
+
 HOSTILE = "<img src=x onerror=alert(1)>"
 
 
@@ -180,7 +186,11 @@ def test_the_history_server_gives_the_live_tables(tmp_path):
     assert len(past.sql_metrics) + len(live_only) == len(live.sql_metrics)
     assert (live_only["value"].fillna(0) == 0).all(), live_only[["name", "text"]]
     kept = live.sql_metrics.merge(past.sql_metrics[key], on=key)
-    assert kept.equals(past.sql_metrics.merge(live.sql_metrics[key], on=key))
+    other = past.sql_metrics.merge(live.sql_metrics[key], on=key)
+    differ = [c for c in kept.columns if not kept[c].equals(other[c])]
+    assert not differ, {c: (kept.loc[kept[c].ne(other[c]), key + [c]].head(5).to_dict("records"),
+                            other.loc[kept[c].ne(other[c]), key + [c]].head(5).to_dict("records"))
+                        for c in differ}
     cols = ["execution_id", "description", "plan_text", "job_ids", "status", "submission_ms"]
     assert past.sql[cols].equals(live.sql[cols])
     assert not [w for w in past.warnings if "SQL" in w or "plan" in w]

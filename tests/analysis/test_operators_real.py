@@ -154,9 +154,10 @@ def test_python_udf_time_lands_on_the_python_operator(spark):
         assert a.summary()["breakdown"]["python_udf"]["ms"] == 0
         # the JVM task threads waited on the workers at least as long as they slept
         assert py["task_time_ms"] >= 0.9 * slept
-    assert a.top_operator["name"] == py["name"]
+    assert py["task_time_ms"] >= (py["python_udf_ms"] if py["kind"] == "measured" else 0.0)
     arrow_hints = [h for h in a.hints if (h["setting"] or "").endswith("arrow.enabled")]
     if py["name"] == "BatchEvalPython":
+        assert a.top_operator["name"] == py["name"]
         assert arrow_hints or any(h["cause"] == "python" for h in a.hints)
     else:                                             # Arrow already: no advice to turn it on
         assert arrow_hints == []

@@ -22,10 +22,22 @@ NAMES = ["Sort", "AQEShuffleRead", "Exchange", "HashAggregate", "AQEShuffleRead"
 STAGES = {52: (0, 173, 60175), 54: (173, 0, 0), 56: (173, 173, 0), 59: (173, 0, 0)}
 
 
-def test_a_sampling_stage_goes_to_the_pipeline_it_samples_not_a_later_one():
-    operators = [{"execution_id": 11, "node_id": i, "name": n, "cluster_id": -1,
+def assigned(names: list[str], stage_counts: dict, metrics: list[dict], execution_id: int):
+    """Run the rule on a chain of plan nodes (node i's parent is i - 1) and one-task stages
+    ({stage: (shuffle records read, written, input records)}): {node: stage ids}, warnings."""
+    operators = [{"execution_id": execution_id, "node_id": i, "name": n, "cluster_id": -1,
                   "parent_ids": [i - 1] if i else [], "stage_attempts": []}
-                 for i, n in enumerate(NAMES)]
+                 for i, n in enumerate(names)]
+    stages = pd.DataFrame({"stage_id": list(stage_counts), "attempt": 0, "status": "COMPLETE"})
+    tasks = pd.DataFrame([{"stage_id": s, "stage_attempt": 0, "status": "SUCCESS",
+                           "shuffle_read_records": r, "shuffle_write_records": w,
+                           "input_records": i} for s, (r, w, i) in stage_counts.items()])
+    warnings: list[str] = []
+    sql_stages.assign(operators, metrics, list(stage_counts), stages, tasks, warnings)
+    return {o["node_id"]: [s for s, _ in o["stage_attempts"]] for o in operators}, warnings
+
+
+def test_a_sampling_stage_goes_to_the_pipeline_it_samples_not_a_later_one():
     metric = {"execution_id": 11, "max_stage_id": -1}
     metrics = [metric | {"node_id": 5, "name": "shuffle records written", "value": 173},
                metric | {"node_id": 5, "name": "records read", "value": 173},
@@ -36,13 +48,7 @@ def test_a_sampling_stage_goes_to_the_pipeline_it_samples_not_a_later_one():
                # largest tasks were in 52 and 56; nothing named 54 or 59
                metric | {"node_id": 6, "name": "peak memory", "value": 1, "max_stage_id": 52},
                metric | {"node_id": 3, "name": "peak memory", "value": 1, "max_stage_id": 56}]
-    stages = pd.DataFrame({"stage_id": list(STAGES), "attempt": 0, "status": "COMPLETE"})
-    tasks = pd.DataFrame([{"stage_id": s, "stage_attempt": 0, "status": "SUCCESS",
-                           "shuffle_read_records": r, "shuffle_write_records": w,
-                           "input_records": i} for s, (r, w, i) in STAGES.items()])
-    warnings: list[str] = []
-    sql_stages.assign(operators, metrics, list(STAGES), stages, tasks, warnings)
-    got = {o["node_id"]: [s for s, _ in o["stage_attempts"]] for o in operators}
+    got, warnings = assigned(NAMES, STAGES, metrics, 11)
     assert got == {0: [59], 1: [59], 2: [54, 56, 59], 3: [54, 56], 4: [54, 56],
                    5: [52, 54, 56], 6: [52], 7: [52]}
     assert warnings == []
@@ -70,9 +76,6 @@ Q9_STAGES = {193: (0, 3248, 3248), 204: (3248, 173, 0), 216: (173, 0, 0), 228: (
 
 @pytest.mark.parametrize("annotated", [228, 216])
 def test_a_stage_goes_to_the_pipeline_whose_reads_are_not_all_accounted_for(annotated):
-    operators = [{"execution_id": 3, "node_id": i, "name": n, "cluster_id": -1,
-                  "parent_ids": [i - 1] if i else [], "stage_attempts": []}
-                 for i, n in enumerate(Q9_NAMES)]
     metric = {"execution_id": 3, "max_stage_id": -1}
     metrics = [metric | {"node_id": 10, "name": "shuffle records written", "value": 3248},
                metric | {"node_id": 10, "name": "records read", "value": 3248},
@@ -86,13 +89,7 @@ def test_a_stage_goes_to_the_pipeline_whose_reads_are_not_all_accounted_for(anno
                          "max_stage_id": annotated},
                metric | {"node_id": 5, "name": "local bytes read", "value": 1,
                          "max_stage_id": annotated}]
-    stages = pd.DataFrame({"stage_id": list(Q9_STAGES), "attempt": 0, "status": "COMPLETE"})
-    tasks = pd.DataFrame([{"stage_id": s, "stage_attempt": 0, "status": "SUCCESS",
-                           "shuffle_read_records": r, "shuffle_write_records": w,
-                           "input_records": i} for s, (r, w, i) in Q9_STAGES.items()])
-    warnings: list[str] = []
-    sql_stages.assign(operators, metrics, list(Q9_STAGES), stages, tasks, warnings)
-    got = {o["node_id"]: [s for s, _ in o["stage_attempts"]] for o in operators}
+    got, warnings = assigned(Q9_NAMES, Q9_STAGES, metrics, 3)
     assert got == {0: [241], 1: [241], 2: [216, 228, 241], 3: [216, 228], 4: [216, 228],
                    5: [204, 216, 228], 6: [204], 7: [204], 8: [204], 9: [204],
                    10: [193, 204], 11: [193]}

@@ -62,8 +62,9 @@ def fetch_stages(rest: SparkRest, stage_ids: Iterable[int]) -> tuple[pd.DataFram
                                                stage_attempt=row["attempt"]))
                      for page in rest.task_pages(row["stage_id"], row["attempt"])]
             got = sum(len(p) for p in pages)
-            expected = (row["spark_complete_tasks"] + row["spark_failed_tasks"]
-                        + row["spark_killed_tasks"])
+            expected = converted(url, "a stage", lambda: sum(
+                int(row[c]) for c in ("spark_complete_tasks", "spark_failed_tasks",
+                                      "spark_killed_tasks")))
             if got < expected:
                 warnings.append(
                     f"stage {row['stage_id']}.{row['attempt']}: Spark kept {got} of {expected} "

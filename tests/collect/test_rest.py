@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -165,6 +166,22 @@ def test_fuzzed_answers_give_a_run_or_one_restError_line(recorded, data):
         assert isinstance(exc, JupyterPerfError)
     else:
         assert isinstance(run, Run) and run.app_id
+
+
+def test_a_stage_whose_task_counters_are_not_numbers_is_one_line(recorded):
+    # found by the fuzzer above on a CI run: Spark's numCompleteTasks answered as a list
+    # used to escape as numpy's ValueError from the evicted-task check
+    server, app_id, _ = recorded
+    server.reset_faults()
+    key, stages = next((k, json.loads(body)) for k, (_, body, _) in sorted(server.answers.items())
+                       if re.search(r"/stages/\d+\?", k)
+                       and json.loads(body)[0]["status"] == "COMPLETE")
+    stages[0]["numCompleteTasks"] = [1, [2, 3]]
+    server.faults[key] = ("answer", {"body": json.dumps(stages).encode()})
+    stage_url = server.url + key.split("?")[0]
+    with pytest.raises(RestError, match=rf"^{re.escape(stage_url)} answered a stage Spark "
+                                        r"does not write \(TypeError: "):
+        load_rest(server.url, app_id, deadline=5)
 
 
 # -- deadlines, by behaviour --------------------------------------------------------------

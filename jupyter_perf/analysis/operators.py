@@ -42,6 +42,7 @@ import pandas as pd
 
 from ..model import Run
 from .components import KEYS
+from .operator_labels import operator_label
 from .stragglers import MIN_EXCESS_MS, THRESHOLD
 from .timeline import Timeline, is_success, parse_parent_ids
 
@@ -76,7 +77,7 @@ EXCLUSIVE_TIMINGS = ("sort time", "scan time")
 PYTHON_TIMINGS = ("time to execute Python code", "time to run Python workers")
 DRIVER_TIMINGS = ("time to collect", "time to build", "time to broadcast")
 
-COLUMNS = ["execution_id", "node_id", "name", "description", "stage_ids", "task_time_ms",
+COLUMNS = ["execution_id", "node_id", "name", "label", "description", "stage_ids", "task_time_ms",
            "share", "kind", "measured_ms", "rows_out", "input_bytes", "source",
            "spill_bytes", "peak_memory_bytes", "skew", "skew_ratio", "python_udf_ms",
            "driver_ms", "breakdown"]
@@ -421,6 +422,7 @@ def _table(run: Run, tl: Timeline, nodes: dict, acc: dict, total_time: float) ->
             if node.name.startswith("BroadcastExchange") else 0.0
         rows.append({
             "execution_id": node.execution_id, "node_id": node.node_id, "name": node.name,
+            "label": operator_label(node.name, node.description),
             "description": node.description,
             "stage_ids": sorted({s for s, _ in node.stages}),
             "task_time_ms": a.time,
@@ -499,8 +501,8 @@ def cell_line(run: Run, execution_id: int) -> dict | None:
 
 # -- stages named by their operators ---------------------------------------------------
 def stage_operators(nodes: dict, limit: int = 6) -> dict[int, str]:
-    """Per stage id: its operators from input to output ("Scan parquet → Filter →
-    HashAggregate → Exchange"), wrappers left out; a shuffle reads at the start of a stage
+    """Per stage id: its operators from input to output ("Scan parquet lineitem → Filter →
+    HashAggregate by l_orderkey → Exchange hash on l_orderkey"), wrappers left out; a shuffle reads at the start of a stage
     and writes at its end."""
     by_stage: dict[int, list[Node]] = {}
     for n in nodes.values():
@@ -520,7 +522,7 @@ def stage_operators(nodes: dict, limit: int = 6) -> dict[int, str]:
             return 1 + max((depth(p, seen + (n.key,)) for p in below), default=0)
 
         ordered = sorted(members, key=lambda n: (depth(n), n.execution_id, -n.node_id))
-        names = [n.name for n in ordered]
+        names = [operator_label(n.name, n.description) for n in ordered]
         out[s] = " → ".join(names if len(names) <= limit else names[:limit - 1] + ["…"])
     return out
 

@@ -138,7 +138,7 @@ def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str
     parts = [head]
     top = ev.top_operator
     if top and top.get("share", 0.0) > 0:
-        clause = (f"top operator: {top['name']} ({_pct(top['share'])} of task time, "
+        clause = (f"top operator: {top.get('label') or top['name']} ({_pct(top['share'])} of task time, "
                   f"{top.get('kind', 'estimated')}{', skewed' if top.get('skew') else ''})")
         line = top.get("line")
         if line:

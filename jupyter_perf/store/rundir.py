@@ -103,7 +103,7 @@ def cell_id(extra: Any) -> str | None:
 def summary_text(summary: Any, key: str) -> str | None:
     value = summary.get(key) if isinstance(summary, dict) else None
     if isinstance(value, dict):                # e.g. a top operator given as a row
-        value = value.get("name")
+        value = value.get("label") or value.get("name")
     return utf8_safe(value) if isinstance(value, str) and value else None
 
 

@@ -107,7 +107,7 @@ export function operatorLine(
   row: Pick<IRunRow, 'top_operator'>,
   top?: ITopOperator | null
 ): { text: string; title: string } | null {
-  const name = (top?.name || row.top_operator || '').trim();
+  const name = (top?.label || top?.name || row.top_operator || '').trim();
   if (!name) {
     return null;
   }

@@ -34,6 +34,8 @@ export interface IRunRow {
 /** `summary.top_operator` of `GET runs/{id}`: the analysis' most expensive operator. */
 export interface ITopOperator {
   name: string;
+  /** the name with what the user wrote: "HashAggregate by l_orderkey" */
+  label?: string | null;
   description?: string | null;
   /** share of the window's task time, 0 … 1 */
   share?: number | null;

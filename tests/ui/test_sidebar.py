@@ -147,14 +147,14 @@ def test_sidebar_end_to_end(lab, page):
     _check_narrow_sidebar(page)
     # the operator with the most task time, its share and the cell line it came from
     top = api(lab, f"runs/{run_id}")["summary"]["top_operator"]
-    assert top and ui_run["top_operator"] == top["name"]
-    want = f"top: {top['name']} {fmt.pct(top['share'], 1)}"
+    assert top and ui_run["top_operator"] == top["label"] and top["label"].startswith(top["name"])
+    want = f"top: {top['label']} {fmt.pct(top['share'], 1)}"
     if top["line"]:                        # Spark's call site points into the cell
         assert top["line"]["line"] == 2    # line 1 is the %%perfmeasure header
         want += f" · line {top['line']['line']}"
     operator = item.locator(".jp-perf-run-operator")
     expect(operator).to_have_text(want, timeout=30_000)
-    assert top["name"] in operator.get_attribute("title")
+    assert top["label"] in operator.get_attribute("title")
     # newest first
     assert "sort and join" in sidebar.locator(".jp-perf-run-item").first.inner_text()
 

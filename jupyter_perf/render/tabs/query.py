@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 
 from bokeh.layouts import column
 from bokeh.models import (ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, Range1d,
@@ -23,16 +22,15 @@ from bokeh.palettes import YlOrRd9
 from bokeh.plotting import figure
 
 from ...analysis import Analysis
+from ...analysis.operator_labels import operator_label as label_of
 from .. import fmt
 from ..widgets import div, table, table_height
 
 BOX_H = 38            # px
 CHAR_W = 6.4          # px per label character at the box font
-LABEL_MAX = 34        # characters of a box label
+LABEL_MAX = 40        # characters of a box label
 NO_TIME = "#eeeeee"   # operators with no task time (driver-side, structural)
 PALETTE = list(reversed(YlOrRd9))[1:]        # light to dark; the lightest is too pale
-SCAN_TABLE = re.compile(r"FileScan \w+ ([\w.`$-]+)\[")
-SCAN_PATH = re.compile(r"Location: \w+\(\d+ paths?\)\[([^\],]+)")
 
 
 @dataclasses.dataclass
@@ -42,17 +40,9 @@ class QueryParts:
 
 
 def operator_label(name: str, description: str) -> str:
-    """The box label: Spark's node name, plus the table or file a scan reads."""
-    label = name.strip()
-    if label.startswith(("Scan", "FileScan", "BatchScan")):
-        m = SCAN_TABLE.search(description or "")
-        where = m.group(1).removeprefix("spark_catalog.") if m else ""
-        if not where:
-            p = SCAN_PATH.search(description or "")
-            if p:
-                where = p.group(1).rstrip("/").rsplit("/", 1)[-1].split(".", 1)[0]
-        if where and where not in label:
-            label = f"{label} {where}"
+    """The box label: the operator's label (``analysis/operator_labels``: Spark's node name
+    plus the table a scan reads, the keys it groups, joins or sorts by), cut to a box."""
+    label = label_of(name, description)
     return label if len(label) <= LABEL_MAX else label[:LABEL_MAX - 1] + "…"
 
 

@@ -133,6 +133,17 @@ describe('operatorLine', () => {
     );
   });
 
+  it('prefers the label, which names what the operator works on', () => {
+    const line = operatorLine(row({ top_operator: 'HashAggregate by k' }), {
+      ...top,
+      label: 'HashAggregate by k'
+    })!;
+    expect(line.text).toBe('top: HashAggregate by k 52% · line 3');
+    expect(line.title.split('\n')[0]).toBe(
+      'Most task time: HashAggregate by k (52% of task time, estimated)'
+    );
+  });
+
   it('leaves out what is not known', () => {
     const line = operatorLine(row({ top_operator: 'Sort' }), {
       name: 'Sort',

@@ -40,9 +40,21 @@ def text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else str(value)
 
 
+COUNTERS = ("numCompleteTasks", "numFailedTasks", "numKilledTasks")
+
+
+def _int(value: Any) -> int:
+    """A counter or id as the model reads it (null → 0); anything else not a number raises."""
+    return 0 if value is None else int(value)
+
+
 def fetch_stages(rest: SparkRest, stage_ids: Iterable[int]) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """Stage attempts and all their task attempts, matched by (stage id, attempt)."""
-    raw_stages, task_frames, warnings = [], [], []
+    """Stage attempts and all their task attempts, matched by (stage id, attempt).
+
+    The stage and task tables are each converted once (one ``conform`` of all records, each
+    task record tagged with its stage attempt): a DataFrame per stage and per task page cost
+    a short cell more than the requests themselves."""
+    raw_stages, raw_tasks, warnings = [], [], []
     for stage_id in sorted(set(int(s) for s in stage_ids)):
         try:
             attempts = rest.stage_attempts(stage_id)
@@ -53,26 +65,25 @@ def fetch_stages(rest: SparkRest, stage_ids: Iterable[int]) -> tuple[pd.DataFram
         url = f"{rest.app_url}/stages/{stage_id}"
         for stage in attempts:
             raw_stages.append(stage)
-            row = converted(url, "a stage", lambda: conform("stages", [stage], "rest").iloc[0])
-            if row["status"] in ("SKIPPED", "PENDING"):
+            with answered(url, "a stage", stage):
+                status = text(stage.get("status"))
+                attempt = _int(stage.get("attemptId"))
+                expected = sum(_int(stage.get(c)) for c in COUNTERS)
+            if status in ("SKIPPED", "PENDING"):
                 continue
-            pages_url = f"{url}/{row['attempt']}/taskList"
-            pages = [converted(pages_url, "a task page",
-                               lambda: conform("tasks", page, "rest", stage_id=row["stage_id"],
-                                               stage_attempt=row["attempt"]))
-                     for page in rest.task_pages(row["stage_id"], row["attempt"])]
-            got = sum(len(p) for p in pages)
-            expected = converted(url, "a stage", lambda: sum(
-                int(row[c]) for c in ("spark_complete_tasks", "spark_failed_tasks",
-                                      "spark_killed_tasks")))
+            got = 0
+            for page in rest.task_pages(stage_id, attempt):
+                got += len(page)
+                raw_tasks += [{**task, "stage_id": stage_id, "stage_attempt": attempt}
+                              for task in page]
             if got < expected:
                 warnings.append(
-                    f"stage {row['stage_id']}.{row['attempt']}: Spark kept {got} of {expected} "
+                    f"stage {stage_id}.{attempt}: Spark kept {got} of {expected} "
                     "task attempts (evicted by spark.ui.retainedTasks); task-level numbers are partial")
-            task_frames.extend(pages)
     stages = converted(f"{rest.app_url}/stages", "stages",
                        lambda: conform("stages", raw_stages, "rest"))
-    tasks = pd.concat(task_frames, ignore_index=True) if task_frames else conform("tasks")
+    tasks = converted(f"{rest.app_url}/stages/…/taskList", "task attempts",
+                      lambda: conform("tasks", raw_tasks, "rest"))
     return stages, tasks, warnings
 
 

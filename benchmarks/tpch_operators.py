@@ -9,7 +9,8 @@ except AQE on (``spark.sql.adaptive.enabled=true``, the default since 3.2, set e
 the run says so) and ``spark.ui.port=0``, and for each query runs it once unmeasured (warm-up)
 and ``--repeats`` times under ``jp.measure`` (``collect()`` of the result). Per measured run it
 prints the wall time, the verdict's headline, ``summary()["top_operator"]`` (name, share of
-task time, measured/estimated), the top 3 operators with their shares, and for Q9 the name
+task time, measured/estimated) and the verdict's clause naming it, the top 3 operators with
+their shares (operators by their label: node name plus keys or table), and for Q9 the name
 (operators) of every stage that ran tasks. The load average before and after is printed too:
 on a shared 2-core host the ranking of operators whose time is mostly waiting for a core can
 follow the load, so read the table with it.
@@ -60,17 +61,14 @@ def pct(x) -> str:
 
 
 def label(row: dict) -> str:
-    """The operator's name with what tells it apart: a scan's table, a join's or an
-    aggregate's keys (Spark's expression ids dropped)."""
-    name, desc = str(row.get("name") or ""), str(row.get("description") or "")
-    table = re.search(r"/(\w+)\.parquet", desc)
-    if name.startswith("Scan") and table:
-        return f"{name} {table.group(1)}"
-    keys = re.search(r"\[([^\]]*)\]", desc)
-    if ("Join" in name or "Aggregate" in name) and keys:
-        text = re.sub(r"#\d+L?", "", keys.group(1))
-        return f"{name} [{text if len(text) <= 40 else text[:37] + '...'}]"
-    return name
+    """The operator as the product names it (``a.operators["label"]``)."""
+    return str(row.get("label") or row.get("name") or "")
+
+
+def verdict_clause(verdict: str) -> str:
+    """The verdict's "top operator: …" clause, as the user reads it."""
+    m = re.search(r"top operator: [^;]*", verdict)
+    return m.group(0).rstrip(".") if m else "(the verdict names no operator)"
 
 
 def op_text(row: dict) -> str:
@@ -105,7 +103,8 @@ def show(rec: dict, stages: bool) -> None:
     top = rec["top_operator"]
     print(f"Q{rec['query']} run {rec['repeat']}: wall {rec['wall_s']:.1f} s, "
           f"task time {rec['task_time_s']:.1f} s, load {rec['load_after']}")
-    print(f"  verdict: {rec['headline']} ({rec['verdict_category']})")
+    print(f"  verdict: {rec['headline']} ({rec['verdict_category']}); "
+          f"{verdict_clause(rec['verdict'])}")
     if top:
         bd = top.get("breakdown") or {}
         parts = sorted(((v, k) for k, v in bd.items() if v), reverse=True)[:3]

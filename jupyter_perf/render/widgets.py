@@ -76,7 +76,7 @@ def stacked_hbars(p, rows: dict[str, list]) -> None:
            hatch_color="#444444", hatch_alpha=0.55, hatch_scale=8)
 
 
-KIND_WIDTH = {"text": 170, "int": 60}      # px; other kinds 80
+KIND_WIDTH = {"text": 170, "wide": 300, "int": 60}      # px; other kinds 80
 CHAR_PX = 7                                 # a header character at the table's font size
 
 
@@ -84,7 +84,7 @@ def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, hei
           name: str | None = None, fit: bool = False, frozen: int = 1,
           source: ColumnDataSource | None = None,
           **kw: Any) -> tuple[DataTable, ColumnDataSource]:
-    """``columns``: (field, title, kind) with kind ``text`` | ``int`` | ``ms`` | ``float`` |
+    """``columns``: (field, title, kind) with kind ``text`` | ``wide`` (long text) | ``int`` | ``ms`` | ``float`` |
     ``pct`` | ``bytes``. Text cells use StringFormatter, which writes text, not markup.
 
     Every column is at least as wide as its header, so no header is cut. ``fit``: the columns
@@ -98,7 +98,7 @@ def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, hei
     editor = StringEditor()
     for field, title, kind in columns:
         if kind not in formatters:
-            formatters[kind] = (StringFormatter() if kind == "text" else
+            formatters[kind] = (StringFormatter() if kind in ("text", "wide") else
                                 NumberFormatter(format=NUMBER_FORMATS.get(kind, "0,0.00"),
                                                 nan_format="–", null_format="–"))
         width = max(KIND_WIDTH.get(kind, 80), CHAR_PX * len(title) + 20)

@@ -110,7 +110,8 @@ def _num(v) -> float:
 def operator_rows(a: Analysis) -> dict[str, list]:
     ops = a.operators
     rows: dict[str, list] = {k: [] for k in (
-        "execution_id", "node_id", "label", "name", "description", "share", "task_time_ms",
+        "execution_id", "node_id", "label", "full_label", "name", "description", "share",
+        "task_time_ms",
         "kind", "rows_out", "input_bytes", "spill_bytes", "peak_memory_bytes", "skew_ratio",
         "skew", "python_udf_ms", "driver_ms", "stages", "stage_list", "time")}
     for rec in ops.to_dict("records"):
@@ -119,6 +120,7 @@ def operator_rows(a: Analysis) -> dict[str, list]:
         rows["execution_id"].append(int(rec["execution_id"]))
         rows["node_id"].append(int(rec["node_id"]))
         rows["label"].append(operator_label(str(rec["name"]), str(rec.get("description") or "")))
+        rows["full_label"].append(str(rec.get("label") or rec["name"]))
         rows["name"].append(str(rec["name"]))
         rows["description"].append(str(rec.get("description") or ""))
         rows["share"].append(_num(rec.get("share")) if t > 0 else 0.0)
@@ -137,7 +139,7 @@ def operator_rows(a: Analysis) -> dict[str, list]:
     return rows
 
 
-TOOLTIPS = [("operator", "@name"), ("", "@description"), ("task time", "@time"),
+TOOLTIPS = [("operator", "@full_label"), ("", "@description"), ("task time", "@time"),
             ("share", "@share{0.0%}"), ("rows out", "@rows_out{0,0}"),
             ("input", "@input_text"), ("spill", "@spill_text"), ("peak memory", "@peak_text"),
             ("skew", "@skew_text"), ("Python UDF", "@python_text"), ("stages", "@stages")]
@@ -175,7 +177,7 @@ def query_tab(a: Analysis) -> tuple[TabPanel, QueryParts]:
     rows["description"] = [d[:400] + ("…" if len(d) > 400 else "") for d in rows["description"]]
     source = ColumnDataSource(rows, name="jp-operators-source")
     fig = _graph(source, rows, edges, keys, pos, top)
-    t, _ = table([("label", "operator", "text"), ("share", "share of task time", "pct"),
+    t, _ = table([("full_label", "operator", "wide"), ("share", "share of task time", "pct"),
                   ("task_time_ms", "task time ms", "ms"), ("kind", "measured / estimated", "text"),
                   ("rows_out", "rows out", "int"), ("input_bytes", "input", "bytes"),
                   ("spill_bytes", "spill", "bytes"), ("peak_memory_bytes", "peak memory", "bytes"),

@@ -165,7 +165,10 @@ def test_python_udf_time_lands_on_the_python_operator(spark):
         assert a.summary()["breakdown"]["python_udf"]["ms"] == 0
         # the JVM task threads waited on the workers at least as long as they slept
         assert py["task_time_ms"] >= 0.9 * slept
-    assert py["task_time_ms"] >= (py["python_udf_ms"] if py["kind"] == "measured" else 0.0)
+    # the node holds at least Spark's Python time, up to the live /sql value's rounding: Spark
+    # shows a total of 1 s to 1 min to 0.1 s ("2.1 s"), so it may read up to 50 ms over the
+    # exact task time (seen on a fresh clone: 2,100 ms against 2,089.8 ms with warm workers)
+    assert py["task_time_ms"] >= (py["python_udf_ms"] - 50.0 if py["kind"] == "measured" else 0.0)
     arrow_hints = [h for h in a.hints if (h["setting"] or "").endswith("arrow.enabled")]
     if py["name"] == "BatchEvalPython":
         assert a.top_operator["name"] == py["name"]

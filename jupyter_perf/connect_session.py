@@ -49,7 +49,24 @@ def connect_session(remote: str, ui_url: str | None = None, app_name: str = "jup
                            f"a first query: {one_line(exc)}") from exc
 
 
+# gRPC's fork handlers: in a process whose gRPC client runs, a fork that goes straight to exec
+# (subprocess.Popen, pyspark launching a classic session's JVM, a notebook's `!cmd`) can abort
+# the child before its exec (grpc/grpc#43055). Measured here with a Connect session up: 6 of
+# 300 `Popen(["/bin/true"])` children died with SIGABRT; 0 of 300 with the handlers off. A
+# kernel forks only to exec, so the handlers are turned off — unless the user chose a value —
+# before the client first imports grpc (gRPC reads the variable at import).
+FORK_SUPPORT_ENV = "GRPC_ENABLE_FORK_SUPPORT"
+
+
+def _without_grpc_fork_handlers() -> None:
+    import sys
+
+    if "grpc" not in sys.modules:
+        os.environ.setdefault(FORK_SUPPORT_ENV, "0")
+
+
 def _client_class():
+    _without_grpc_fork_handlers()
     try:
         from pyspark.sql.connect.session import SparkSession as ConnectSession
     except Exception as exc:   # ImportError, or pyspark's own dependency check

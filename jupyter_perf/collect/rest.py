@@ -242,9 +242,9 @@ class SparkRest:
         """The request itself (in a worker thread): headers, then the body in chunks as they
         arrive, checking the deadline between chunks."""
         resp = None
+        remaining = max(0.001, ends - time.monotonic())
+        read = min(self.timeout, remaining)
         try:
-            remaining = max(0.001, ends - time.monotonic())
-            read = min(self.timeout, remaining)
             resp = self.http.get(url, params=params or None, timeout=(read, read), stream=True)
             box["resp"] = resp
             box["status"] = resp.status_code
@@ -262,6 +262,14 @@ class SparkRest:
                 chunks.append(chunk)
                 box["received"] += len(chunk)
             box["body"] = b"".join(chunks)
+        except (requests.Timeout, urllib3.exceptions.TimeoutError, TimeoutError) as exc:
+            # the socket timeout is the deadline's remaining time when that is the tighter
+            # limit: then it is the deadline, whichever thread notices first (on a busy host
+            # this one can, before the caller's wait ends)
+            if read < self.timeout:
+                box["late"] = True
+            else:
+                box["error"] = exc
         except BaseException as exc:   # handed to the caller, who raises RestError
             box["error"] = exc
         finally:

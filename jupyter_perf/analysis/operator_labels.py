@@ -47,6 +47,11 @@ def _keys(items: list[str]) -> str:
     return ", ".join(clean[:MAX_KEYS]) + (f" +{more}" if more > 0 else "")
 
 
+def _sort_key(key: str) -> str:
+    """A sort key without its attribute id and default order ("v#2 DESC NULLS LAST" → "v DESC")."""
+    return SORT_SUFFIX.sub(lambda m: " DESC" if m.group(1) == "DESC" else "", ATTR_ID.sub("", key))
+
+
 def scan_source(description: str) -> str:
     """The table (catalog name) or the last part of the path a scan reads, '' if unnamed."""
     m = SCAN_TABLE.search(description)
@@ -80,8 +85,7 @@ def _subject(name: str, description: str) -> str:
         m = PARTITIONING.match(description)
         if m:
             keys = split_top_level(m.group(2))[:-1]       # the last item is the partition count
-            keys = [SORT_SUFFIX.sub(lambda s: " DESC" if s.group(1) == "DESC" else "",
-                                    ATTR_ID.sub("", k)) for k in keys]
+            keys = [_sort_key(k) for k in keys]
             return f"{m.group(1)} on {_keys(keys)}" if keys else ""
         if "SinglePartition" in description:
             return "to one partition"
@@ -92,8 +96,7 @@ def _subject(name: str, description: str) -> str:
         m = SORT_KEYS.match(description)
         if m is None:
             return ""
-        keys = [SORT_SUFFIX.sub(lambda s: " DESC" if s.group(1) == "DESC" else "",
-                                ATTR_ID.sub("", k)) for k in split_top_level(m.group(1))]
+        keys = [_sort_key(k) for k in split_top_level(m.group(1))]
         return f"by {_keys(keys)}" if keys else ""
     if name.endswith("EvalPython"):
         m = PYTHON_CALLS.match(description)

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from analysis_scale import build_run  # noqa: E402
 
-from jupyter_perf.measuring import analysis_or_none  # noqa: E402
+from jupyter_perf.service.saving import analysis_or_none  # noqa: E402
 from jupyter_perf.store import RunStore  # noqa: E402
 
 MB = 1024 * 1024

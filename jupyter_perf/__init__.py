@@ -10,19 +10,35 @@
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from typing import Any, Callable
 
-from ._jupyter_paths import _jupyter_labextension_paths  # noqa: E402,F401
-from .measuring import last_run, measure  # noqa: E402
-from .model import Run  # noqa: E402
-from .server import _jupyter_server_extension_points  # noqa: E402,F401
+# jupyter_server and JupyterLab look these two up on the package itself.
+from ._jupyter_paths import _jupyter_labextension_paths  # noqa: F401 -- looked up by JupyterLab
+from ._version import __version__
+from .model import Run
+from .server import _jupyter_server_extension_points  # noqa: F401 -- looked up by jupyter_server
 
 
 def spark_session(*args, **kwargs):
     """The embedded default SparkSession (``local[*]``, sparkmeasure attached), or with
     ``remote="local[N]" | "sc://host:port"`` (and ``ui_url=``) a Spark Connect session."""
-    from .session import spark_session as _spark_session
+    from .collect.session import spark_session as _spark_session
     return _spark_session(*args, **kwargs)
+
+
+def measure(fn: Callable[[], Any], spark=None, label: str = "", store: bool = True,
+            ui_url: str | None = None) -> Run:
+    """Run ``fn()`` under measurement and return its Run (what ``%%perfmeasure`` does).
+    ``spark``: the session (default: the embedded one); ``ui_url``: a Spark Connect server's
+    Spark UI. If ``fn`` raises, its exception is re-raised unchanged."""
+    from .kernel.measuring import measure as _measure
+    return _measure(fn, spark=spark, label=label, store=store, ui_url=ui_url)
+
+
+def last_run() -> Run | None:
+    """The newest Run measured in this kernel (``%%perfmeasure -o NAME`` also binds it)."""
+    from .kernel.measuring import last_run as _last_run
+    return _last_run()
 
 
 def analyze(run, **options):
@@ -40,14 +56,14 @@ def report_html(obj) -> str:
 def compare(a, b, **options):
     """B against A (Runs, Analyses or run ids of the run store) -> Comparison: the wall-time
     change split into parts that add up, settings, operators and stages matched by shape,
-    noise from the store's repeats of the cell, predicted vs measured (``comparing.py``)."""
-    from .comparing import compare as _compare
+    noise from the store's repeats of the cell, predicted vs measured (``service/comparing.py``)."""
+    from .service.comparing import compare as _compare
     return _compare(a, b, **options)
 
 
 def compare_html(comparison) -> str:
     """A comparison as one standalone HTML document (no script, no network needed)."""
-    from .comparing import compare_html as _compare_html
+    from .service.comparing import compare_html as _compare_html
     return _compare_html(comparison)
 
 
@@ -67,7 +83,7 @@ def load_rest(url, app_id, attempt=None, **limits):
 
 
 def load_ipython_extension(ipython) -> None:
-    from .magic import load_ipython_extension as _load
+    from .kernel.magic import load_ipython_extension as _load
     _load(ipython)
 
 

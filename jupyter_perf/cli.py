@@ -37,7 +37,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="jupyter-perf",
                 description="Why did my Spark application take the time it took?")
-    from . import __version__
+    from ._version import __version__
     p.add_argument("--version", action="version", version=f"jupyter-perf {__version__}")
     sub = p.add_subparsers(dest="command", metavar="{analyze,runs,report,compare,accuracy}", parser_class=_Parser)
     sub.required = True
@@ -172,7 +172,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     summary = analysis.summary()
     run_id = None
     if not args.no_save:
-        from .measuring import save
+        from .service.saving import save
         if save(run, summary) is not None:
             run_id = run.run_id
         else:
@@ -234,7 +234,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .comparing import compare, export_comparison
+    from .service.comparing import compare, export_comparison
     from .render.compare import comparison_text
 
     c = compare(args.a, args.b, record=not args.no_record)

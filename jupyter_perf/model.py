@@ -718,6 +718,15 @@ def window_of(kind: str, start_ms: float, end_ms: float, jobs: pd.DataFrame,
     return Window(0.0, lo, lo, np.array([lo]), np.array([lo]), tuple(warnings))
 
 
+def cell_body(source: str) -> str:
+    """The cell as the user wrote it, without the ``%%perfmeasure …`` line (its options
+    change between runs of the same cell), trailing spaces and surrounding blank lines."""
+    lines = [line.rstrip() for line in (source or "").splitlines()]
+    if lines and lines[0].lstrip().startswith("%%perfmeasure"):
+        lines = lines[1:]
+    return "\n".join(lines).strip("\n")
+
+
 def new_run_id(now: float | None = None) -> str:
     """Sortable, unique, filesystem- and URL-safe: 20261122-015800-3f9a1c."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now or time.time()))

@@ -10,7 +10,7 @@ import os
 import pytest
 
 import jupyter_perf as jp
-from jupyter_perf.advice import ready_cell
+from jupyter_perf.render.advice import ready_cell
 from jupyter_perf.store import accuracy, default_store
 from sparkhelpers import rest_stages, run_cell
 

@@ -12,7 +12,8 @@ import pytest
 import jupyter_perf as jp
 from compare_synth import cell_run, stored
 from jupyter_perf.cli import main
-from jupyter_perf.comparing import CompareError, export_id
+from jupyter_perf.service.comparing import CompareError, export_id
+from jupyter_perf.service.saving import save
 from jupyter_perf.model import Run
 from jupyter_perf.store import accuracy, default_store
 
@@ -133,7 +134,7 @@ def test_bad_input_is_one_line_and_nothing_is_lost(case, capsys):
         pair, words = (good, good), "are the same run"
     elif case == "no-jobs":
         empty = Run(kind="cell", source="x = 1", start_ms=0.0, end_ms=10.0, status="no-jobs")
-        jp.measuring.save(empty)
+        save(empty)
         pair, words = (empty.run_id, good), "ran no Spark jobs"
     else:
         folder = os.path.join(default_store().runs_dir, other)

@@ -7,10 +7,10 @@ import time
 import pytest
 
 from sparkhelpers import run_cell
-from jupyter_perf.collect import Window
+from jupyter_perf.collect.window import ClassicWindow
 from jupyter_perf.collect.progress import ProgressSnapshot, StageProgress
 from jupyter_perf.render import fmt
-from jupyter_perf.live import LiveDisplay, html_of, text_of
+from jupyter_perf.kernel.live import LiveDisplay, html_of, text_of
 
 THREADS = ("jupyter-perf-progress", "jupyter-perf-memory-sampler")
 
@@ -33,7 +33,7 @@ def test_display_reaches_every_stage_and_ends_at_100_percent(spark_local):
         seen.append(snap)
         live.update(snap)
 
-    window = Window(spark_local, on_progress=on_update).start()
+    window = ClassicWindow(spark_local, on_progress=on_update).start()
     slow = "java_method('java.lang.Thread', 'sleep', cast(50 as bigint))"
     # count("s"), not count(): the optimizer would prune the sleeping column
     (spark_local.range(0, 400, 1, 8).selectExpr("id % 4 AS k", f"{slow} AS s")
@@ -52,7 +52,7 @@ def test_display_reaches_every_stage_and_ends_at_100_percent(spark_local):
 
 def test_ten_thousand_tasks_give_a_bounded_number_of_updates(spark_local):
     live = LiveDisplay("html")
-    window = Window(spark_local, on_progress=live.update).start()
+    window = ClassicWindow(spark_local, on_progress=live.update).start()
     t0 = time.monotonic()
     assert spark_local.range(0, 10_000, 1, 10_000).count() == 10_000
     elapsed = time.monotonic() - t0

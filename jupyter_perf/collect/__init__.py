@@ -1,5 +1,3 @@
-"""Turn Spark into a ``Run``: listener, REST client, memory sampler (and event logs)."""
-from .rest import RestError, SparkRest
-from .window import Window
-
-__all__ = ["RestError", "SparkRest", "Window"]
+"""Turn Spark into a ``Run``: Spark sessions (classic, Connect), the measuring windows, the
+sparkmeasure listener, the REST client (live UI or History Server), the memory and host-CPU
+samplers, the event-log reader, and each source's field map (``docs/architecture.md``)."""

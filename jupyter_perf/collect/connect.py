@@ -194,18 +194,3 @@ def find_ui(spark, app_id: str, explicit: str | None = None) -> UiChoice:
         where = endpoint(spark) or "the Connect server"
         return UiChoice(None, "none", f"no Spark UI known for {where}: {NEXT_STEP}")
     return UiChoice(None, "none", f"{problems[0]}; {NEXT_STEP}")
-
-
-def window_for(spark, *, ui_url: str | None = None, **kwargs):
-    """The measurement window for ``spark``: classic (py4j) or Spark Connect (client tag + REST).
-
-    ``ui_url`` (Connect only) names the server's Spark UI for this window."""
-    if is_connect_session(spark):
-        from .connect_window import ConnectWindow
-        return ConnectWindow(spark, ui_url=ui_url, **kwargs)
-    from .window import Window
-    window = Window(spark, **kwargs)
-    if ui_url:       # said, not silently dropped: a classic session's own UI is always used
-        window.run.warnings.append(f"--ui/ui_url {ui_url} is for Spark Connect sessions only; "
-                                   "`spark` is a classic session, read through its own UI")
-    return window

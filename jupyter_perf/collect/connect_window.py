@@ -1,6 +1,6 @@
 """Measure one window of driver code on a Spark Connect session as a ``Run``.
 
-A ``window.Window`` whose session-facing steps are the client's, so a Connect run is collected
+A ``window.ClassicWindow`` whose session-facing steps are the client's, so a Connect run is collected
 by the same ``finish()`` as a classic one (jobs, stage attempts, every task attempt, executors,
 memory from the REST API through ``rest_run``):
 
@@ -34,7 +34,7 @@ from .progress import ProgressPoller
 from .redact import redact
 from .rest import RestError, SparkRest
 from .sampler import MemorySampler
-from .window import Window, _parse_memory
+from .window import ClassicWindow, parse_memory
 
 INTERRUPT_WAIT_S = 10.0
 SETTLE_POLL_S = 0.2
@@ -52,7 +52,7 @@ def _on_this_host(host_port: str) -> bool:
         return False
 
 
-class ConnectWindow(Window):
+class ConnectWindow(ClassicWindow):
     """``start()`` before the code, ``finish()`` after it (also on failure)."""
 
     def __init__(self, spark, *, ui_url: str | None = None, **kwargs: Any):
@@ -235,8 +235,8 @@ class ConnectWindow(Window):
 
     def _with_heap_limits(self, executors: pd.DataFrame) -> pd.DataFrame:
         """The heap limits from the server's settings (no JVM to ask from a client)."""
-        driver = _parse_memory(self.conf.get("spark.driver.memory", "1g"))
-        worker = _parse_memory(self.conf.get("spark.executor.memory", "1g"))
+        driver = parse_memory(self.conf.get("spark.driver.memory", "1g"))
+        worker = parse_memory(self.conf.get("spark.executor.memory", "1g"))
         executors["jvm_heap_limit_bytes"] = [driver if e == "driver" else worker
                                              for e in executors["executor_id"]]
         return executors

@@ -80,14 +80,14 @@ def _jar_loaded(spark) -> bool:
 
 
 def _package_hint() -> str:
-    from ..session import sparkmeasure_package
+    from .session_state import sparkmeasure_package
 
     return sparkmeasure_package()
 
 
 def listeners_for(spark) -> Listeners:
     """The session's listeners, created on first use (raises ListenerUnavailable)."""
-    from ..session import session_state
+    from .session_state import session_state
 
     state = session_state(spark.sparkContext)
     with state.lock:

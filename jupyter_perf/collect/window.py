@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..errors import one_line
 from ..model import Run, conform, new_run_id
-from ..session import session_state
+from .session_state import session_state
 from .hostcpu import HostCpuSampler, executors_on_this_host
 from .listener import ListenerUnavailable, listeners_for
 from .progress import ProgressPoller, ProgressSnapshot, StatusReader
@@ -30,7 +30,7 @@ TAG_PREFIX = "jupyter-perf-"
 SETTLE_TIMEOUT_S = 15.0
 
 
-def _parse_memory(text: str | None) -> int | None:
+def parse_memory(text: str | None) -> int | None:
     if not text:
         return None
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -41,7 +41,7 @@ def _parse_memory(text: str | None) -> int | None:
         return None
 
 
-class Window:
+class ClassicWindow:
     """``start()`` before the code, ``finish()`` after it (also on failure)."""
 
     def __init__(self, spark, *, kind: str = "cell", label: str = "", source: str = "",
@@ -68,7 +68,7 @@ class Window:
         return spark.sparkContext
 
     # -- begin --------------------------------------------------------------
-    def start(self) -> "Window":
+    def start(self) -> "ClassicWindow":
         run = self.run
         run.app_id = self.sc.applicationId
         run.app_name = self.sc.appName
@@ -311,8 +311,8 @@ class Window:
         try:
             driver_heap = int(self.sc._jvm.java.lang.Runtime.getRuntime().maxMemory())
         except Exception:
-            driver_heap = _parse_memory(conf.get("spark.driver.memory", "1g"))
-        executor_heap = _parse_memory(conf.get("spark.executor.memory", "1g"))
+            driver_heap = parse_memory(conf.get("spark.driver.memory", "1g"))
+        executor_heap = parse_memory(conf.get("spark.executor.memory", "1g"))
         executors["jvm_heap_limit_bytes"] = [
             driver_heap if e == "driver" else executor_heap for e in executors["executor_id"]]
         return executors

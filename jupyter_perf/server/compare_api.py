@@ -28,7 +28,7 @@ STATUS = {"unknown": 404, "invalid": 400, "same": 400, "no-jobs": 400, "usage": 
 
 def comparison(root: str | None, a: str, b: str):
     """``comparing.compare`` of two stored runs, its errors as ``ApiError``."""
-    from ..comparing import CompareError, compare
+    from ..service.comparing import CompareError, compare
 
     check_run_id(a)
     check_run_id(b)
@@ -43,7 +43,7 @@ def comparison(root: str | None, a: str, b: str):
 
 def comparison_html(root: str | None, a: str, b: str) -> str:
     """``GET compare/{a}/{b}``: one render at a time in the server (report_cache's gate)."""
-    from ..comparing import compare_html
+    from ..service.comparing import compare_html
 
     return render_once(lambda: compare_html(comparison(root, a, b)))
 
@@ -56,7 +56,7 @@ def export_comparison(root: str | None, a: str, b: str, path: str | None,
                       contents_root: str) -> dict[str, Any]:
     """``POST compare/{a}/{b}/export``: the HTML comparison written into the contents root
     (never through a link, never over a file that is not an export of this pair: 409)."""
-    from ..comparing import export_id
+    from ..service.comparing import export_id
 
     out = export_html(path, export_id(a, b), contents_root,
                       lambda: comparison_html(root, a, b))

@@ -16,7 +16,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado.ioloop import IOLoop
 
-from .. import __version__
+from .._version import __version__
 from ..errors import one_line
 from . import API_NAMESPACE
 from . import report_cache, runs_api

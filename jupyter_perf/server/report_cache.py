@@ -22,7 +22,7 @@ import sys
 import threading
 from typing import BinaryIO, Callable
 
-from .. import __version__
+from .._version import __version__
 from ..atomic import utf8_safe, write_text_atomic
 from ..store import RunStore
 

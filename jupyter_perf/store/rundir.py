@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..atomic import utf8_safe
-from ..model import Run, conform, window_of
+from ..model import Run, cell_body, conform, window_of
 
 FORMAT = 1
 META_FIELDS = ("run_id", "kind", "label", "source", "notebook", "status", "start_ms",
@@ -75,15 +75,6 @@ def dumps(data: Any) -> str:
 def first_line(source: str) -> str:
     """The first line a user reads in the cell (``Run.first_line``, from the source alone)."""
     return Run.first_line.fget(types.SimpleNamespace(source=source or ""))
-
-
-def cell_body(source: str) -> str:
-    """The cell as the user wrote it, without the ``%%perfmeasure …`` line (its options
-    change between runs of the same cell), trailing spaces and surrounding blank lines."""
-    lines = [line.rstrip() for line in (source or "").splitlines()]
-    if lines and lines[0].lstrip().startswith("%%perfmeasure"):
-        lines = lines[1:]
-    return "\n".join(lines).strip("\n")
 
 
 def source_hash(source: str) -> str | None:

@@ -41,7 +41,7 @@ class ConnectServer:
     def __init__(self, work_dir: str, conf: dict[str, str] | None = None):
         import pyspark
 
-        from jupyter_perf.session import DEFAULT_CONF
+        from jupyter_perf.collect.session_state import DEFAULT_CONF
 
         self.home = os.path.dirname(pyspark.__file__)
         self.port = free_port()

@@ -77,7 +77,7 @@ def test_the_kernel_forks_and_execs_safely_while_the_client_runs(spark):
     import os
     import subprocess
 
-    from jupyter_perf.connect_session import FORK_SUPPORT_ENV
+    from jupyter_perf.collect.connect_session import FORK_SUPPORT_ENV
 
     spark.range(10).count()                  # the client's channel is up and polling
     assert os.environ.get(FORK_SUPPORT_ENV) == "0"
@@ -135,7 +135,7 @@ def test_a_failing_connect_cell_keeps_its_own_error_and_the_run(ipshell, spark):
 
 def test_live_progress_on_connect_is_read_from_the_rest_api(spark):
     from jupyter_perf.collect.connect_window import ConnectWindow
-    from jupyter_perf.live import LiveDisplay, text_of
+    from jupyter_perf.kernel.live import LiveDisplay, text_of
 
     live, seen = LiveDisplay("html"), []
 
@@ -160,7 +160,7 @@ def test_live_progress_on_connect_is_read_from_the_rest_api(spark):
 def test_live_progress_from_the_client_when_the_ui_cannot_be_read(spark):
     from jupyter_perf.collect.connect_client import ClientSnapshot
     from jupyter_perf.collect.connect_window import ConnectWindow
-    from jupyter_perf.live import LiveDisplay, text_of
+    from jupyter_perf.kernel.live import LiveDisplay, text_of
     from connectservers import free_port
 
     live, seen = LiveDisplay("text"), []

@@ -48,7 +48,7 @@ def classic(connect):
     own builder (no sparkmeasure jar to resolve: the REST path is what is compared)."""
     from pyspark.sql import SparkSession
 
-    from jupyter_perf.session import DEFAULT_CONF
+    from jupyter_perf.collect.session_state import DEFAULT_CONF
 
     builder = SparkSession.builder.master("local[2]").appName("classic-beside-connect")
     for key, value in (DEFAULT_CONF | {"spark.ui.port": "0",

@@ -49,7 +49,7 @@ def test_missing_jar_falls_back_to_rest_only_with_a_warning(spark):
 
 
 def test_the_reason_is_ivys_own_line(spark):
-    from jupyter_perf.session import session_state
+    from jupyter_perf.collect.session_state import session_state
 
     problem = session_state(spark.sparkContext).jar_problem
     assert f"unresolved dependency: {MISSING_JAR.replace(':', '#', 1).replace(':', ';')}" \

@@ -59,7 +59,7 @@ def make_run(label: str = "", source: str = "df.groupBy('k').count().collect()\n
 
 
 def save_run(store: RunStore, run: Run) -> Run:
-    from jupyter_perf.measuring import analysis_or_none
+    from jupyter_perf.service.saving import analysis_or_none
 
     _, summary = analysis_or_none(run)
     store.save(run, summary=summary)

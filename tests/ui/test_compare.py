@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_perf.atomic import EXPORT_MARKER
-from jupyter_perf.comparing import export_id
+from jupyter_perf.service.comparing import export_id
 from labhelpers import KERNEL_IDLE_JS, api, lab_fixtures, notebook_js, require_browser
 
 require_browser()

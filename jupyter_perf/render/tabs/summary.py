@@ -7,7 +7,7 @@ from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, TabPanel
 from bokeh.plotting import figure
 
-from ...advice import ready_cell_html   # issue J: a hint as a ready cell
+from ..advice import ready_cell_html   # issue J: a hint as a ready cell
 from ...analysis import Analysis
 from .. import fmt
 from ...analysis.components import BY_KEY

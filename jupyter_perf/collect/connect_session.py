@@ -4,7 +4,7 @@
 own ``SparkSession.builder.remote("local[N]")`` does (same token, same ``spark.stop()``
 behaviour), with two differences: the server's gRPC port is a free one (pyspark's is always
 15002, so a second notebook on the machine could not start one), and the server gets the
-settings that make short cells measurable (``session.DEFAULT_CONF``). Its UI is found by the
+settings that make short cells measurable (``session_state.DEFAULT_CONF``). Its UI is found by the
 window without help.
 
 ``remote="sc://host:port"`` connects to a running server. Its Spark UI cannot be discovered
@@ -17,9 +17,9 @@ import os
 import socket
 from typing import Any
 
-from .collect.connect import endpoint, remember_ui
-from .errors import one_line
-from .session import DEFAULT_CONF, SessionError, _warmed, check_java
+from ..errors import one_line
+from .connect import endpoint, remember_ui
+from .session_state import DEFAULT_CONF, SessionError, check_java, warmed
 
 CONNECT_SERVICE = "org.apache.spark.sql.connect.service.SparkConnectService$"
 CONNECT_PLUGIN = "SparkConnectPlugin"
@@ -43,7 +43,7 @@ def connect_session(remote: str, ui_url: str | None = None, app_name: str = "jup
     if ui_url:
         remember_ui(spark, ui_url)
     try:
-        return _warmed(spark, warm_up)
+        return warmed(spark, warm_up)
     except Exception as exc:
         raise SessionError(f"the Spark Connect server at {endpoint(spark) or remote} did not run "
                            f"a first query: {one_line(exc)}") from exc

@@ -21,11 +21,11 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from .analysis.compare import Comparison as _CoreComparison
-from .analysis.compare import config_key
-from .errors import JupyterPerfError, one_line
-from .model import Run
-from .store import RunStore, StoreError, default_store, valid_run_id
+from ..analysis.compare import Comparison as _CoreComparison
+from ..analysis.compare import config_key
+from ..errors import JupyterPerfError, one_line
+from ..model import Run
+from ..store import RunStore, StoreError, default_store, valid_run_id
 
 log = logging.getLogger("jupyter_perf")
 
@@ -55,17 +55,17 @@ class Comparison(_CoreComparison):
 
     def html(self) -> str:
         """The standalone offline HTML document (``jp.compare_html``)."""
-        from .render.compare import comparison_html
+        from ..render.compare import comparison_html
         return comparison_html(self.summary())
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        from .render.compare import comparison_fragment
+        from ..render.compare import comparison_fragment
         s = self.summary()
         return {"text/html": comparison_fragment(s), "text/plain": s["sentence"]}
 
 
 # -- resolving runs --------------------------------------------------------------------------
-def _load(store: RunStore, run_id: str) -> Run:
+def load_run(store: RunStore, run_id: str) -> Run:
     if not isinstance(run_id, str) or not valid_run_id(run_id):
         raise CompareError(f"{str(run_id)[:80]!r} is not a run id; list the runs with "
                            "`jupyter-perf runs` (or %perfmeasure list)", "invalid")
@@ -80,14 +80,14 @@ def _load(store: RunStore, run_id: str) -> Run:
 
 def resolve(obj: Any, store: RunStore) -> Run:
     """A Run from a Run, an Analysis or a run id of ``store``."""
-    from .analysis import Analysis
+    from ..analysis import Analysis
 
     if isinstance(obj, Run):
         return obj
     if isinstance(obj, Analysis):
         return obj.run
     if isinstance(obj, str):
-        return _load(store, obj.strip())
+        return load_run(store, obj.strip())
     raise CompareError(f"cannot compare a {type(obj).__name__}: give a Run, an Analysis or a "
                        "run id")
 
@@ -99,8 +99,8 @@ def _check(run: Run, side: str) -> None:
                            "ran Spark work", "no-jobs")
 
 
-def _analyse(run: Run, side: str):
-    from .analysis import analyze
+def analysed(run: Run, side: str):
+    from ..analysis import analyze
 
     try:
         return analyze(run)
@@ -112,7 +112,7 @@ def _analyse(run: Run, side: str):
 # -- noise from the store --------------------------------------------------------------------
 def _cell_rows(store: RunStore, run: Run) -> list[dict]:
     """Index rows of the runs of ``run``'s cell, newest first, ``run`` itself left out."""
-    from .store import rundir
+    from ..store import rundir
 
     try:
         if store.get(run.run_id) is not None:
@@ -129,7 +129,7 @@ def _cell_rows(store: RunStore, run: Run) -> list[dict]:
 
 def _repeat_key(store: RunStore, row: dict) -> tuple | None:
     """(source hash, settings) of a stored run, from its run.json alone (no task data)."""
-    from .store import rundir
+    from ..store import rundir
 
     try:
         meta = rundir.read_meta(store.run_dir(row["run_id"]))
@@ -145,7 +145,7 @@ def _repeat_key(store: RunStore, row: dict) -> tuple | None:
 def noise_groups(store: RunStore, a: Run, b: Run) -> tuple[list[list[float]], list[str]]:
     """Wall times of the other runs of A's and B's cells (B left out), grouped by code and
     settings, and one line saying what they were."""
-    from .store import rundir
+    from ..store import rundir
 
     rows: dict[str, dict] = {}
     for run in (b, a):
@@ -185,7 +185,7 @@ def noise_groups(store: RunStore, a: Run, b: Run) -> tuple[list[list[float]], li
 def record_predictions(store: RunStore, c: Comparison) -> int:
     """Append the comparison's predictions to the store's record; a failure is a note on
     the comparison (one line), never an error."""
-    from .store import accuracy
+    from ..store import accuracy
 
     s = c.summary()
     rows = [{"a": s["a"], "b": s["b"], "what": p["what"], "kind": p["kind"],
@@ -215,7 +215,7 @@ def compare(a: Any, b: Any, *, store: RunStore | None = None, record: bool = Tru
                            "give two different runs (`jupyter-perf runs` lists them)", "same")
     _check(run_a, "A")
     _check(run_b, "B")
-    analysis_a, analysis_b = _analyse(run_a, "A"), _analyse(run_b, "B")
+    analysis_a, analysis_b = analysed(run_a, "A"), analysed(run_b, "B")
     if noise is not None:
         groups, notes = noise, ["Noise: from the wall times given to compare()."]
     else:
@@ -226,37 +226,9 @@ def compare(a: Any, b: Any, *, store: RunStore | None = None, record: bool = Tru
     return c
 
 
-def latest_pair(store: RunStore | None = None, a: Any = None) -> tuple[Any, Run]:
-    """(A, B) for ``%perfmeasure compare`` without two ids: B is this kernel's latest run, A
-    the given run, else the latest earlier run of B's cell that ran Spark jobs."""
-    from .measuring import last_run
-    from .store import rundir
-
-    store = store or default_store()
-    b = last_run()
-    if b is None:
-        raise CompareError("no run in this kernel yet: run a %%perfmeasure cell (then run it "
-                           "again, changed or not), or give two run ids")
-    if a is not None:
-        return a, b
-    try:
-        if store.get(b.run_id) is not None:
-            rows = store.previous_runs(b.run_id, limit=NOISE_RUNS)
-        else:
-            rows = store.cell_runs(cell_id=rundir.cell_id(b.extra), source=b.source,
-                                   notebook=b.notebook, exclude=b.run_id, limit=NOISE_RUNS)
-    except (StoreError, KeyError):
-        rows = []
-    earlier = [r for r in rows if (r.get("num_jobs") or 0) > 0]
-    if not earlier:
-        raise CompareError(f"no earlier run of the cell of run {b.run_id} in the store: run the "
-                           "cell again (changed or not), then %perfmeasure compare")
-    return earlier[0]["run_id"], b
-
-
 def compare_html(c: Comparison | _CoreComparison) -> str:
     """The comparison as one standalone HTML document (no script, no network)."""
-    from .render.compare import comparison_html
+    from ..render.compare import comparison_html
     return comparison_html(c.summary())
 
 
@@ -265,7 +237,7 @@ def export_comparison(c: Comparison | _CoreComparison, path: str, force: bool = 
     through a link, never over a file that is not an earlier export of the same pair)."""
     import os
 
-    from .atomic import write_export
+    from ..atomic import write_export
 
     s = c.summary()
     return write_export(os.path.expanduser(path), compare_html(c), export_id(s["a"], s["b"]),
@@ -275,75 +247,3 @@ def export_comparison(c: Comparison | _CoreComparison, path: str, force: bool = 
 def export_id(a: str, b: str) -> str:
     """The id an exported comparison's marker line carries."""
     return f"{a}_vs_{b}"
-
-
-# -- the magic's verbs (magic.py calls these) ---------------------------------------------------
-def _say(line: str) -> None:
-    import sys
-    print(f"perfmeasure: {line}", file=sys.stderr)
-
-
-def magic_verb(shell: Any, rest: list[str]) -> None:
-    """``%perfmeasure compare [A] [B]`` and ``%perfmeasure advice RUN_ID [N]``: the comparison
-    or the hints shown under the cell; every problem one line."""
-    from IPython.display import display
-
-    verb, ids = rest[0], [x for x in rest[1:] if x]
-    try:
-        if verb == "compare":
-            if len(ids) == 2:
-                c = compare(ids[0], ids[1])
-            else:
-                a, b = latest_pair(a=ids[0] if ids else None)
-                c = compare(a, b)
-            display(c)
-        elif len(ids) in (1, 2):
-            _advice(shell, ids[0], ids[1] if len(ids) == 2 else None)
-        else:
-            _say("usage: %perfmeasure advice RUN_ID [N]")
-    except CompareError as exc:
-        _say(str(exc))
-
-
-def _advice(shell: Any, run_id: str, number: str | None) -> None:
-    from .advice import ready_cell
-
-    store = default_store()
-    run = _load(store, run_id)
-    hints = [h for h in _analyse(run, "advised").hints if ready_cell(run, h)]
-    if not hints:
-        print(f"Run {run_id} has no hint with a setting to try"
-              + ("" if run.kind == "cell" else " (only a notebook cell's run can be re-run)")
-              + ".")
-        return
-    if number is None:
-        for i, h in enumerate(hints, 1):
-            print(f"{i}. {h.get('setting')}={h.get('value')}: {h.get('text')}")
-        print(f"%perfmeasure advice {run_id} N puts hint N's setting into a ready cell below.")
-        return
-    if not number.isdigit() or not 1 <= int(number) <= len(hints):
-        raise CompareError(f"no hint {number!r} of run {run_id}: it has {len(hints)} "
-                           f"(1–{len(hints)}); %perfmeasure advice {run_id} lists them")
-    cell = ready_cell(run, hints[int(number) - 1])
-    shell.set_next_input(cell, replace=False)
-    print("The ready cell is below: run it, and it is compared with run "
-          f"{run_id} when it ends.")
-
-
-def show_advised(advised_id: str, run: Run) -> None:
-    """Under a ``%%perfmeasure --advised-by RUN_ID`` cell: its run against the advised run,
-    saying whether the advice helped."""
-    from IPython.display import display
-
-    try:
-        c = compare(advised_id, run)
-    except CompareError as exc:
-        _say(f"could not compare with the advised run: {exc}")
-        return
-    s = c.summary()
-    if s.get("advice") is None:
-        s["advice"] = {"verdict": "not_applied", "followed": [],
-                       "words": f"this run applied none of the settings run {advised_id} "
-                                "advised (with the value it advised), so this compares the "
-                                "runs without saying whether the advice helped"}
-    display(c)

@@ -32,7 +32,7 @@ _FAILURES = (re.compile(r"unresolved dependency: [^\]]+"),
 
 def new_log_path(home: str | None = None) -> str:
     """A fresh log file name under the store's ``logs/`` directory (created)."""
-    from .store import home_dir
+    from ..store import home_dir
 
     folder = os.path.join(home or home_dir(), LOG_DIR)
     os.makedirs(folder, exist_ok=True)

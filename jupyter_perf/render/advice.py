@@ -20,6 +20,8 @@ import re
 import shlex
 from typing import Any
 
+from ..model import cell_body
+
 MARKER_OPTION = "--advised-by"
 
 #: Copies the <pre> beside the button: the clipboard API where the page may use it, else
@@ -44,11 +46,6 @@ def _own_set(setting: str) -> re.Pattern[str]:
     """``spark.conf.set("<setting>", <value>)`` as a cell may write it (one line)."""
     return re.compile(r"(spark\.conf\.set\(\s*(['\"])" + re.escape(setting)
                       + r"\2\s*,\s*)[^)\n]*\)")
-
-
-def cell_body(source: str) -> str:
-    from .store.rundir import cell_body as _body
-    return _body(source)
 
 
 def ready_cell(run: Any, hint: Any) -> str | None:

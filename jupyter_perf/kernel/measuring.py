@@ -8,8 +8,9 @@ from typing import Any, Callable
 
 from IPython import get_ipython
 
-from .errors import one_line
-from .model import Run
+from ..errors import one_line
+from ..model import Run
+from ..service.saving import save
 
 log = logging.getLogger("jupyter_perf")
 
@@ -62,37 +63,6 @@ def last_run() -> Run | None:
         return _newest.get(_kernel())
 
 
-def save(run: Run, summary: dict[str, Any] | None = None) -> str | None:
-    """Store ``run`` durably; on any failure keep going: the reason becomes the run's last
-    warning (one line) and None is returned. Storing never changes what the caller's own code
-    returned or raised."""
-    from .store import default_store
-    try:
-        return default_store().save(run, summary=summary if summary is not None
-                                    else summary_or_none(run))
-    except Exception as exc:   # StoreError, or a store that is damaged in a way it cannot say
-        problem = f"run {run.run_id} was not stored: {one_line(exc)}"
-        run.warnings.append(problem)
-        log.warning("%s", problem)
-        return None
-
-
-def analysis_or_none(run: Run):
-    """(Analysis, summary) of ``run``, or (None, None) if the analysis fails: never lose a run."""
-    from .analysis import analyze
-
-    try:
-        analysis = analyze(run)
-        return analysis, analysis.summary()
-    except Exception as exc:
-        run.warnings.append(f"analysis failed: {one_line(exc)}")
-        return None, None
-
-
-def summary_or_none(run: Run) -> dict[str, Any] | None:
-    return analysis_or_none(run)[1]
-
-
 def measure(fn: Callable[[], Any], spark=None, label: str = "", store: bool = True,
             ui_url: str | None = None) -> Run:
     """Run ``fn()`` under measurement and return its Run (the result is in ``run.extra``
@@ -101,8 +71,8 @@ def measure(fn: Callable[[], Any], spark=None, label: str = "", store: bool = Tr
 
     If ``fn`` raises, its exception is re-raised unchanged, whatever happens while the run is
     collected or stored."""
-    from .collect.connect import window_for
-    from .session import spark_session
+    from ..collect.session import spark_session
+    from ..collect.windows import window_for
 
     spark = spark or spark_session()
     window = window_for(spark, ui_url=ui_url, kind="function", label=label,

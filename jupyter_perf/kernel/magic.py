@@ -15,12 +15,13 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
-from .atomic import utf8_safe
-from .errors import JupyterPerfError, one_line
+from ..atomic import utf8_safe
+from ..errors import JupyterPerfError, one_line
+from ..render import inline
+from ..service.saving import analysis_or_none, save
+from ..store import StoreError, default_store, valid_run_id
 from .live import LiveDisplay, mode_for
-from .measuring import analysis_or_none, remember, run_error, save
-from .render import inline
-from .store import StoreError, default_store, valid_run_id
+from .measuring import remember, run_error
 
 HELP = """%%perfmeasure [-o NAME] [--label TEXT] [--no-report] [--ui URL]
     Run the cell as usual and show why it took the time it took.
@@ -83,7 +84,7 @@ class PerfMagics(Magics):
         elif verb == "analyze" and len(rest) == 2:
             self._analyze(rest[1], app)
         elif verb in ("compare", "advice") and len(rest) <= 3:      # issue J: comparing.py
-            from .comparing import magic_verb
+            from .verbs import magic_verb
             magic_verb(self.shell, rest)
         else:
             print(f"perfmeasure: unknown command {' '.join(rest)!r}; try %perfmeasure help",
@@ -102,7 +103,7 @@ class PerfMagics(Magics):
         return None
 
     def _export(self, run_id: str, path: str | None):
-        from .render import export
+        from ..render import export
 
         run = self._load(run_id)
         if run is None:
@@ -120,9 +121,9 @@ class PerfMagics(Magics):
         print(f"perfmeasure: report written to {written} (standalone, works offline)")
 
     def _analyze(self, source: str, app: str | None):
-        from .collect.eventlog import EventLogError
-        from .collect.past import SourceError, load_source
-        from .collect.rest import RestError
+        from ..collect.eventlog import EventLogError
+        from ..collect.past import SourceError, load_source
+        from ..collect.rest import RestError
 
         try:
             run = load_source(source, app=app)
@@ -136,8 +137,10 @@ class PerfMagics(Magics):
 
     # -- cell magic ---------------------------------------------------------
     def _cell(self, cell: str, args, header: str = "%%perfmeasure"):
-        from .collect.connect import is_connect_session, window_for
-        from .session import SessionError, active_session, spark_session
+        from ..collect.connect import is_connect_session
+        from ..collect.session import active_session, spark_session
+        from ..collect.session_state import SessionError
+        from ..collect.windows import window_for
 
         ns = self.shell.user_ns
         spark = ns["spark"] if is_connect_session(ns.get("spark")) else active_session()
@@ -251,7 +254,7 @@ class PerfMagics(Magics):
             print(f"perfmeasure: {run.warnings[-1]}; the run is kept in this kernel as "
                   "jupyter_perf.last_run()", file=sys.stderr)
         if args.advised_by and run.status == "ok":
-            from .comparing import show_advised
+            from .verbs import show_advised
             show_advised(args.advised_by, run)
 
 

@@ -7,95 +7,14 @@ executor memory metrics arrive during short cells.
 """
 from __future__ import annotations
 
-import dataclasses
-import os
-import shutil
-import subprocess
 import sys
-import threading
 import time
-import weakref
 from typing import Any
 
+from ..errors import one_line
 from . import jvm
-from .errors import JupyterPerfError, one_line
-
-SPARKMEASURE_VERSION = "0.24"
-SPARKMEASURE_GROUP = "ch.cern.sparkmeasure"
-
-# Settings that make the measurements useful in short notebook cells.
-DEFAULT_CONF: dict[str, str] = {
-    "spark.ui.showConsoleProgress": "false",          # the report, not a text bar, shows progress
-    "spark.executor.heartbeatInterval": "1s",          # executor metrics arrive during short cells
-    "spark.executor.metrics.pollingInterval": "250ms",
-    "spark.executor.processTreeMetrics.enabled": "true",
-    "spark.eventLog.logStageExecutorMetrics": "true",
-    "spark.ui.retainedTasks": "1000000",               # keep every task of a cell for the REST API
-    "spark.sql.ui.retainedExecutions": "200",
-}
-
-
-class SessionError(JupyterPerfError):
-    """A one-line problem starting Spark, with the next step in the message."""
-
-
-@dataclasses.dataclass
-class SessionState:
-    """What jupyter-perf knows about one SparkContext; it lives and dies with that context."""
-
-    jar_problem: str = ""    # why sparkmeasure is missing, shown on every report of the session
-    log_path: str = ""       # where the JVM writes its output (jvm.py), for the report's notes
-    listeners: Any = None    # collect.listener.Listeners, created on first use, reused by cells
-    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
-
-
-_states: "weakref.WeakKeyDictionary[Any, SessionState]" = weakref.WeakKeyDictionary()
-_states_lock = threading.Lock()
-
-
-def session_state(sc) -> SessionState:
-    """The state attached to SparkContext ``sc`` (created empty on first use).
-
-    Keyed by the context object itself, weakly: a stopped and collected context takes its
-    state with it, and a new context never inherits the listeners of an old one.
-    """
-    with _states_lock:
-        for old in [k for k in _states if k is not sc and getattr(k, "_jsc", None) is None]:
-            del _states[old]          # stopped contexts: their listeners would keep them alive
-        state = _states.get(sc)
-        if state is None:
-            state = _states[sc] = SessionState()
-        return state
-
-
-def scala_binary_version(pyspark_version: str | None = None) -> str:
-    """'2.12' for Spark 3.x, '2.13' for Spark 4.x (read from the jars when they are there)."""
-    import pyspark
-
-    jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
-    try:
-        for name in os.listdir(jars):
-            if name.startswith("scala-library-") and name.endswith(".jar"):
-                return ".".join(name[len("scala-library-"):-4].split(".")[:2])
-    except OSError:
-        pass
-    major = int((pyspark_version or pyspark.__version__).split(".")[0])
-    return "2.13" if major >= 4 else "2.12"
-
-
-def sparkmeasure_package(scala: str | None = None) -> str:
-    return f"{SPARKMEASURE_GROUP}:spark-measure_{scala or scala_binary_version()}:{SPARKMEASURE_VERSION}"
-
-
-def check_java() -> str:
-    """Return the java version line, or raise a SessionError that says what to install."""
-    java_home = os.environ.get("JAVA_HOME")
-    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
-    if not java or not os.path.exists(java):
-        raise SessionError("no Java runtime found: install JDK 17 (e.g. `apt-get install "
-                           "openjdk-17-jdk-headless`) or set JAVA_HOME")
-    out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
-    return (out.stderr or out.stdout).splitlines()[0] if (out.stderr or out.stdout) else "java"
+from .session_state import (DEFAULT_CONF, SessionError, check_java, session_state,
+                            sparkmeasure_package, warmed)
 
 
 def active_session():
@@ -111,7 +30,7 @@ def spark_session(master: str | None = None, app_name: str = "jupyter-perf",
     """The embedded default session: ``local[*]`` with sparkmeasure attached.
 
     ``remote="local[N]"`` or ``remote="sc://host:port"`` gives a Spark Connect session instead
-    (``connect_session.py``); ``ui_url`` names that server's Spark UI for the reports.
+    (``collect/connect_session.py``); ``ui_url`` names that server's Spark UI for the reports.
 
     Keyword arguments are Spark settings, e.g.
     ``spark_session(**{"spark.sql.shuffle.partitions": "8"})``. An active session is
@@ -142,7 +61,7 @@ def spark_session(master: str | None = None, app_name: str = "jupyter-perf",
     log = jvm.current_log() if jvm.running_gateway() is not None else jvm.new_log_path()
     since = jvm.log_size(log) if log else 0
     try:
-        return _started(_warmed(_build(master, app_name, settings, log), warm_up), started, log)
+        return _started(warmed(_build(master, app_name, settings, log), warm_up), started, log)
     except Exception as exc:  # JVM start or Ivy resolution failed
         first = _first_line(exc)
         if "JAVA_GATEWAY_EXITED" not in first and "Java gateway process exited" not in first:
@@ -159,7 +78,7 @@ def spark_session(master: str | None = None, app_name: str = "jupyter-perf",
         why = (jvm.failure_in_log(log, since) if log else "") or _first_line(exc2)
         raise SessionError(f"could not start Spark: {why}; check that JDK 17 is installed "
                            f"(java -version) and JAVA_HOME points at it{_see(log)}") from exc2
-    _warmed(spark, warm_up)
+    warmed(spark, warm_up)
     problem = (f"sparkmeasure ({','.join(p for p in packages if 'spark-measure' in p)}) could "
                f"not be loaded ({reason}); collecting from Spark's REST API only")
     session_state(spark.sparkContext).jar_problem = problem
@@ -177,17 +96,6 @@ def _started(spark, started: float, log: str):
     session_state(spark.sparkContext).log_path = log
     print(f"Spark {spark.version} started in {time.monotonic() - started:.0f} s"
           + (f", log: {log}" if log else ""))
-    return spark
-
-
-def _warmed(spark, warm_up: bool):
-    """Run one tiny SQL query so the first measured cell is not mostly class loading.
-
-    A fresh JVM spends seconds loading and compiling Spark SQL on its first query (15-30 s
-    on a busy 2-core machine); measured, that shows as "driver-bound" for a cell that is not.
-    """
-    if warm_up:
-        spark.range(0, 10, 1, 1).selectExpr("id % 2 AS k").groupBy("k").count().collect()
     return spark
 
 

@@ -207,7 +207,8 @@ CHILD = textwrap.dedent("""
     elif mode == "dicts":
         import orjson
         from jupyter_perf.collect.eventlog.parser import without_accumulables
-        from jupyter_perf.model import _flatten, conform
+        from jupyter_perf.collect.eventlog.fields import conform_eventlog
+        from jupyter_perf.collect.fields import flatten
         rows = []
         with open(path, "rb") as fh:
             for line in fh:
@@ -216,11 +217,11 @@ CHILD = textwrap.dedent("""
                 e = orjson.loads(without_accumulables(line))   # same parse as load_eventlog
                 info = e["Task Info"]
                 info.pop("Accumulables", None)
-                row = _flatten(e.get("Task Metrics") or {{}})
-                row.update(_flatten({{"Task Info": info}}))
+                row = flatten(e.get("Task Metrics") or {{}})
+                row.update(flatten({{"Task Info": info}}))
                 row["Stage ID"], row["Stage Attempt ID"] = e["Stage ID"], e["Stage Attempt ID"]
                 rows.append(row)
-        tasks = conform("tasks", rows, "eventlog")
+        tasks = conform_eventlog("tasks", rows)
         n = len(tasks)
     elif mode == "cli":
         import io, contextlib

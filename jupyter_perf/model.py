@@ -1,10 +1,11 @@
 """The data model: one measured window of Spark work as a ``Run``.
 
-Every collector (sparkmeasure listener, REST API, event log) hands this module *raw* records
-that keep Spark's own field names and units, through one step: :func:`conform`. The Spark
-field maps of every table and source live here, and this is the one place where units are
-normalised: after it, every time is milliseconds (float64) and every size is bytes. Nothing
-downstream converts units. A ``Run`` keeps its tables conformed: assigning any of them
+Every time in a ``Run`` is milliseconds (float64) and every size is bytes. Collectors
+(sparkmeasure listener, REST API, event log) keep Spark's own field names and units until
+their field maps (``collect/fields.py``, the one place where units are converted, with the
+maps beside each collector) hand this module model-named records, through one step:
+:func:`conform`, which gives every table its columns and dtypes. Nothing downstream
+converts units. A ``Run`` keeps its tables conformed: assigning any of them
 (``run.tasks = frame``) gives it every column with the model's dtypes.
 
 Only numpy and pandas are imported here, so the analysis core can be tested
@@ -13,17 +14,12 @@ with no JVM, no Jupyter and no browser.
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import secrets
 import time
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
-
-NS_PER_MS = 1_000_000.0
-TIME = "time"           # unit of a Spark timestamp: epoch ms, or a REST date string
-HOSTPORT = "hostport"   # unit of a REST "host:port": the host is kept
 
 # ---------------------------------------------------------------------------
 # Task table: the columns every Run's ``tasks`` DataFrame has, in ms and bytes.
@@ -56,7 +52,7 @@ TASK_ID_COLUMNS = [
     "locality", "error",
 ]
 TASK_COLUMNS = TASK_ID_COLUMNS + TASK_TIME_COLUMNS + TASK_BYTE_COLUMNS
-_TASK_STRINGS = {"executor_id", "host", "status", "locality", "error"}
+TASK_STRING_COLUMNS = {"executor_id", "host", "status", "locality", "error"}
 
 # Stage aggregate columns: named as in DESIGN.md's summary schema.
 STAGE_SUM_COLUMNS = {
@@ -106,310 +102,29 @@ JOB_COLUMNS, STAGE_COLUMNS = list(JOB_KINDS), list(STAGE_KINDS)
 EXECUTOR_COLUMNS, MEMORY_COLUMNS = list(EXECUTOR_KINDS), list(MEMORY_KINDS)
 HOST_CPU_COLUMNS = list(HOST_CPU_KINDS)
 
-# Raw field -> (model column, factor to ms/bytes). One table per source.
-# REST ``taskList`` items, flattened with "." between nested keys.
-REST_TASK_FIELDS: dict[str, tuple[str, float]] = {
-    "taskId": ("task_id", 1), "index": ("index", 1), "attempt": ("attempt", 1),
-    "executorId": ("executor_id", 1), "host": ("host", 1), "status": ("status", 1),
-    "speculative": ("speculative", 1), "taskLocality": ("locality", 1),
-    "errorMessage": ("error", 1),
-    "duration": ("duration_ms", 1),
-    "schedulerDelay": ("scheduler_delay_ms", 1),
-    "gettingResultTime": ("getting_result_ms", 1),
-    "taskMetrics.executorDeserializeTime": ("deserialize_ms", 1),
-    "taskMetrics.executorDeserializeCpuTime": ("deserialize_cpu_ms", 1 / NS_PER_MS),
-    "taskMetrics.executorRunTime": ("run_ms", 1),
-    "taskMetrics.executorCpuTime": ("cpu_ms", 1 / NS_PER_MS),
-    "taskMetrics.resultSize": ("result_size_bytes", 1),
-    "taskMetrics.jvmGcTime": ("gc_ms", 1),
-    "taskMetrics.resultSerializationTime": ("result_serialization_ms", 1),
-    "taskMetrics.memoryBytesSpilled": ("memory_spilled_bytes", 1),
-    "taskMetrics.diskBytesSpilled": ("disk_spilled_bytes", 1),
-    "taskMetrics.peakExecutionMemory": ("peak_execution_memory_bytes", 1),
-    "taskMetrics.inputMetrics.bytesRead": ("input_bytes", 1),
-    "taskMetrics.inputMetrics.recordsRead": ("input_records", 1),
-    "taskMetrics.outputMetrics.bytesWritten": ("output_bytes", 1),
-    "taskMetrics.outputMetrics.recordsWritten": ("output_records", 1),
-    "taskMetrics.shuffleReadMetrics.fetchWaitTime": ("fetch_wait_ms", 1),
-    "taskMetrics.shuffleReadMetrics.remoteBytesRead": ("shuffle_remote_bytes", 1),
-    "taskMetrics.shuffleReadMetrics.localBytesRead": ("shuffle_local_bytes", 1),
-    "taskMetrics.shuffleReadMetrics.recordsRead": ("shuffle_read_records", 1),
-    "taskMetrics.shuffleWriteMetrics.bytesWritten": ("shuffle_write_bytes", 1),
-    "taskMetrics.shuffleWriteMetrics.writeTime": ("shuffle_write_time_ms", 1 / NS_PER_MS),
-    "taskMetrics.shuffleWriteMetrics.recordsWritten": ("shuffle_write_records", 1),
-}
-
-# sparkmeasure ``TaskMetrics`` rows (TaskVals): already ms, truncated per task.
-SPARKMEASURE_TASK_FIELDS: dict[str, tuple[str, float]] = {
-    "jobId": ("job_id", 1), "stageId": ("stage_id", 1), "index": ("index", 1),
-    "attemptNumber": ("stage_attempt", 1),
-    "launchTime": ("launch_ms", 1), "finishTime": ("finish_ms", 1),
-    "duration": ("duration_ms", 1), "schedulerDelay": ("scheduler_delay_ms", 1),
-    "executorId": ("executor_id", 1), "host": ("host", 1),
-    "taskLocality": ("locality", 1), "speculative": ("speculative", 1),
-    "gettingResultTime": ("getting_result_ms", 1), "successful": ("successful", 1),
-    "executorRunTime": ("run_ms", 1), "executorCpuTime": ("cpu_ms", 1),
-    "executorDeserializeTime": ("deserialize_ms", 1),
-    "executorDeserializeCpuTime": ("deserialize_cpu_ms", 1),
-    "resultSerializationTime": ("result_serialization_ms", 1),
-    "jvmGCTime": ("gc_ms", 1), "resultSize": ("result_size_bytes", 1),
-    "diskBytesSpilled": ("disk_spilled_bytes", 1),
-    "memoryBytesSpilled": ("memory_spilled_bytes", 1),
-    "peakExecutionMemory": ("peak_execution_memory_bytes", 1),
-    "recordsRead": ("input_records", 1), "bytesRead": ("input_bytes", 1),
-    "recordsWritten": ("output_records", 1), "bytesWritten": ("output_bytes", 1),
-    "shuffleFetchWaitTime": ("fetch_wait_ms", 1),
-    "shuffleTotalBytesRead": ("shuffle_read_bytes", 1),
-    "shuffleRemoteBytesRead": ("shuffle_remote_bytes", 1),
-    "shuffleLocalBytesRead": ("shuffle_local_bytes", 1),
-    "shuffleRecordsRead": ("shuffle_read_records", 1),
-    "shuffleBytesWritten": ("shuffle_write_bytes", 1),
-    "shuffleRecordsWritten": ("shuffle_write_records", 1),
-    "shuffleWriteTime": ("shuffle_write_time_ms", 1),
-}
-
-# Event log SparkListenerTaskEnd events, flattened with "." (TaskStart: the same without
-# "Task Metrics"). Times in Task Info are epoch ms already; the event log's derived times
-# (duration, getting result, scheduler delay) are computed from them by collect/eventlog
-# exactly as Spark's REST API derives them.
-EVENTLOG_TASK_FIELDS: dict[str, tuple[str, float]] = {
-    "Stage ID": ("stage_id", 1), "Stage Attempt ID": ("stage_attempt", 1),
-    "Task Info.Task ID": ("task_id", 1), "Task Info.Index": ("index", 1),
-    "Task Info.Attempt": ("attempt", 1),
-    "Task Info.Launch Time": ("launch_ms", 1), "Task Info.Finish Time": ("finish_ms", 1),
-    "Task Info.Executor ID": ("executor_id", 1), "Task Info.Host": ("host", 1),
-    "Task Info.Locality": ("locality", 1), "Task Info.Speculative": ("speculative", 1),
-    "Task Metrics.Executor Deserialize Time": ("deserialize_ms", 1),
-    "Task Metrics.Executor Deserialize CPU Time": ("deserialize_cpu_ms", 1 / NS_PER_MS),
-    "Task Metrics.Executor Run Time": ("run_ms", 1),
-    "Task Metrics.Executor CPU Time": ("cpu_ms", 1 / NS_PER_MS),
-    "Task Metrics.Peak Execution Memory": ("peak_execution_memory_bytes", 1),
-    "Task Metrics.Result Size": ("result_size_bytes", 1),
-    "Task Metrics.JVM GC Time": ("gc_ms", 1),
-    "Task Metrics.Result Serialization Time": ("result_serialization_ms", 1),
-    "Task Metrics.Memory Bytes Spilled": ("memory_spilled_bytes", 1),
-    "Task Metrics.Disk Bytes Spilled": ("disk_spilled_bytes", 1),
-    "Task Metrics.Shuffle Read Metrics.Fetch Wait Time": ("fetch_wait_ms", 1),
-    "Task Metrics.Shuffle Read Metrics.Remote Bytes Read": ("shuffle_remote_bytes", 1),
-    "Task Metrics.Shuffle Read Metrics.Local Bytes Read": ("shuffle_local_bytes", 1),
-    "Task Metrics.Shuffle Read Metrics.Total Records Read": ("shuffle_read_records", 1),
-    "Task Metrics.Shuffle Write Metrics.Shuffle Bytes Written": ("shuffle_write_bytes", 1),
-    "Task Metrics.Shuffle Write Metrics.Shuffle Write Time": ("shuffle_write_time_ms",
-                                                              1 / NS_PER_MS),
-    "Task Metrics.Shuffle Write Metrics.Shuffle Records Written": ("shuffle_write_records", 1),
-    "Task Metrics.Input Metrics.Bytes Read": ("input_bytes", 1),
-    "Task Metrics.Input Metrics.Records Read": ("input_records", 1),
-    "Task Metrics.Output Metrics.Bytes Written": ("output_bytes", 1),
-    "Task Metrics.Output Metrics.Records Written": ("output_records", 1),
-}
-
-
-# Spark's executor memory peaks (ExecutorMetrics), by the same names in every source.
-PEAK_MEMORY_FIELDS = {
-    "JVMHeapMemory": "peak_jvm_heap_bytes",
-    "OnHeapExecutionMemory": "peak_on_heap_execution_bytes",
-    "OnHeapStorageMemory": "peak_on_heap_storage_bytes",
-    "ProcessTreeJVMRSSMemory": "peak_process_rss_bytes",
-}
-
-
-def _peaks(prefix: str) -> dict[str, tuple[str, Any]]:
-    return {f"{prefix}{field}": (column, 1) for field, column in PEAK_MEMORY_FIELDS.items()}
-
-
-# REST /jobs, /stages/{id} (one item per attempt) and /allexecutors items, flattened with ".".
-REST_JOB_FIELDS: dict[str, tuple[str, Any]] = {
-    "jobId": ("job_id", 1), "name": ("name", 1), "description": ("description", 1),
-    "status": ("status", 1), "submissionTime": ("submission_ms", TIME),
-    "completionTime": ("completion_ms", TIME), "stageIds": ("stage_ids", 1),
-    "numTasks": ("num_tasks", 1), "numFailedTasks": ("num_failed_tasks", 1),
-    "jobGroup": ("job_group", 1), "jobTags": ("job_tags", 1),
-}
-REST_STAGE_FIELDS: dict[str, tuple[str, Any]] = {
-    "stageId": ("stage_id", 1), "attemptId": ("attempt", 1), "name": ("name", 1),
-    "status": ("status", 1), "numTasks": ("num_tasks", 1),
-    "submissionTime": ("submission_ms", TIME),
-    "firstTaskLaunchedTime": ("first_task_launched_ms", TIME),
-    "completionTime": ("completion_ms", TIME), "description": ("description", 1),
-    "failureReason": ("failure_reason", 1),
-    # Spark's own counters, kept to detect tasks evicted by spark.ui.retainedTasks
-    "numCompleteTasks": ("spark_complete_tasks", 1),
-    "numFailedTasks": ("spark_failed_tasks", 1),
-    "numKilledTasks": ("spark_killed_tasks", 1),
-}
-REST_EXECUTOR_FIELDS: dict[str, tuple[str, Any]] = {
-    "id": ("executor_id", 1), "hostPort": ("host", HOSTPORT), "totalCores": ("total_cores", 1),
-    "maxMemory": ("max_memory_bytes", 1), "addTime": ("add_ms", TIME),
-    "removeTime": ("remove_ms", TIME), "isActive": ("is_active", 1),
-    **_peaks("peakMemoryMetrics."),
-}
-# One memory sample: an /allexecutors item plus the time it was read ("time_ms", epoch ms).
-REST_MEMORY_FIELDS: dict[str, tuple[str, Any]] = {
-    "time_ms": ("time_ms", 1), "id": ("executor_id", 1),
-    "memoryMetrics.usedOnHeapStorageMemory": ("used_on_heap_storage_bytes", 1),
-    "memoryMetrics.usedOffHeapStorageMemory": ("used_off_heap_storage_bytes", 1),
-    "maxMemory": ("max_memory_bytes", 1), "memoryUsed": ("memory_used_bytes", 1),
-    **_peaks("peakMemoryMetrics."),
-}
-
-# Event logs: jobs, stage attempts and executors are assembled from several events by
-# collect/eventlog (which also derives statuses and counts as Spark's listeners do); their
-# records keep the events' own field names, flattened with ".".
-EVENTLOG_JOB_FIELDS: dict[str, tuple[str, Any]] = {
-    "Job ID": ("job_id", 1), "Submission Time": ("submission_ms", TIME),
-    "Completion Time": ("completion_ms", TIME), "Stage IDs": ("stage_ids", 1),
-    "Properties.spark.job.description": ("description", 1),
-    "Properties.spark.jobGroup.id": ("job_group", 1),
-}
-EVENTLOG_STAGE_FIELDS: dict[str, tuple[str, Any]] = {
-    "Stage ID": ("stage_id", 1), "Stage Attempt ID": ("attempt", 1),
-    "Stage Name": ("name", 1), "Number of Tasks": ("num_tasks", 1),
-    "Parent IDs": ("parent_ids", 1), "Details": ("details", 1),
-    "Submission Time": ("submission_ms", TIME), "Completion Time": ("completion_ms", TIME),
-    "Failure Reason": ("failure_reason", 1),
-    "Properties.spark.job.description": ("description", 1),
-}
-EVENTLOG_EXECUTOR_FIELDS: dict[str, tuple[str, Any]] = {
-    "Executor ID": ("executor_id", 1), "Host": ("host", 1), "Total Cores": ("total_cores", 1),
-    "Maximum Memory": ("max_memory_bytes", 1), "Added": ("add_ms", TIME),
-    "Removed": ("remove_ms", TIME), "Removed Reason": ("remove_reason", 1),
-    **_peaks("Executor Metrics."),
-}
-
-FIELD_MAPS: dict[tuple[str, str], dict[str, tuple[str, Any]]] = {
-    ("tasks", "rest"): REST_TASK_FIELDS,
-    ("tasks", "sparkmeasure"): SPARKMEASURE_TASK_FIELDS,
-    ("tasks", "eventlog"): EVENTLOG_TASK_FIELDS,
-    ("jobs", "rest"): REST_JOB_FIELDS,
-    ("jobs", "eventlog"): EVENTLOG_JOB_FIELDS,
-    ("stages", "rest"): REST_STAGE_FIELDS,
-    ("stages", "eventlog"): EVENTLOG_STAGE_FIELDS,
-    ("executors", "rest"): REST_EXECUTOR_FIELDS,
-    ("executors", "eventlog"): EVENTLOG_EXECUTOR_FIELDS,
-    ("memory", "rest"): REST_MEMORY_FIELDS,
-}
-
-
-def parse_spark_time(value: Any) -> float:
-    """Spark REST timestamps ('2026-11-22T01:58:00.123GMT') or epoch ms -> epoch ms."""
-    if value is None or value == "":
-        return float("nan")
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        return float(value)
-    text = str(value)
-    if text.endswith("GMT"):
-        text = text[:-3] + "+00:00"
-    return float(round(_dt.datetime.fromisoformat(text).timestamp() * 1000.0))
-
-
-def parse_spark_times(values: Iterable[Any]) -> np.ndarray:
-    """Vectorised :func:`parse_spark_time` for a column of REST timestamps."""
-    s = pd.Series(list(values), dtype="object")
-    if s.empty:
-        return np.array([], dtype="float64")
-    if s.map(lambda v: isinstance(v, str)).all():
-        ts = pd.to_datetime(s.str.replace("GMT", "", regex=False), format="ISO8601", utc=True)
-        return (ts.astype("int64") // 1_000_000).to_numpy().astype("float64")
-    return np.array([parse_spark_time(v) for v in s], dtype="float64")
-
-
-def _flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in record.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out.update(_flatten(value, name + "."))
-        else:
-            out[name] = value
-    return out
-
-
 # ---------------------------------------------------------------------------
 # The one step into the model
 # ---------------------------------------------------------------------------
 def conform(table: str, raw: pd.DataFrame | Iterable[Mapping[str, Any]] | None = None,
-            source: str | None = None, **constants: Any) -> pd.DataFrame:
+            **constants: Any) -> pd.DataFrame:
     """``raw`` -> the model's ``table`` (tasks, jobs, stages, executors, memory, host_cpu,
-    sql, operators, sql_metrics): every column, the model's dtypes and units.
+    sql, operators, sql_metrics): every column, the model's dtypes.
 
-    With a ``source`` ("rest", "sparkmeasure", "eventlog"), ``raw`` holds records (a
-    DataFrame, or possibly nested dicts) with that source's own field names and units, mapped
-    by the source's field map (:data:`FIELD_MAPS`); columns already named as the model's are
-    kept. Without one, ``raw`` is already in the model's names (e.g. a stored run).
-    ``constants`` fill columns the source keeps outside the records (e.g. ``stage_id`` for a
-    REST ``taskList`` page). Extra columns are kept after the model's.
+    ``raw`` (a DataFrame or records) is already in the model's names and units: a
+    collector's field map (``collect/fields.py`` and the maps beside each collector) has
+    converted Spark's, or it is a stored run. ``constants`` fill columns the source keeps
+    outside the records (e.g. ``stage_id`` for a REST ``taskList`` page). Extra columns are
+    kept after the model's.
     """
     if isinstance(raw, pd.DataFrame):
         frame = raw
     else:
-        records = list(raw) if raw is not None else []
-        frame = pd.DataFrame([_flatten(r) for r in records] if source else records)
-    if source is not None:
-        frame = _mapped(table, source, frame)
+        frame = pd.DataFrame(list(raw) if raw is not None else [])
     if constants:
         frame = frame.assign(**constants)
     if table == "tasks":
         return _typed_tasks(frame)
-    return _typed(frame, _KINDS[table])
-
-
-def _mapped(table: str, source: str, raw: pd.DataFrame) -> pd.DataFrame:
-    fields = FIELD_MAPS.get((table, source))
-    if fields is None:
-        raise ValueError(f"no field map for {table} from {source}")
-    known = set(_KINDS.get(table) or TASK_COLUMNS)
-    out: dict[str, Any] = {}
-    for field, (column, unit) in fields.items():
-        if field not in raw.columns:
-            continue
-        col = raw[field]
-        if unit == TIME:
-            times = parse_spark_times(col) if len(col) else np.zeros(0)
-            out[column] = np.where(times > 0, times, np.nan)
-        elif unit == HOSTPORT:
-            out[column] = col.fillna("").astype(str).str.rsplit(":", n=1).str[0]
-        elif unit != 1:
-            out[column] = pd.to_numeric(col, errors="coerce").astype("float64") * unit
-        elif table == "tasks" and column not in _TASK_STRINGS | {"speculative", "successful"}:
-            out[column] = pd.to_numeric(col, errors="coerce").astype("float64")
-        else:
-            out[column] = col
-    for column in raw.columns:          # already in the model's names (derived by a collector)
-        if column in known and column not in out:
-            out[column] = raw[column]
-    frame = pd.DataFrame(out, index=raw.index)
-    if table == "tasks":
-        frame = _derived_task_times(source, raw, frame)
-    return frame
-
-
-def _derived_task_times(source: str, raw: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    """Task fields a source leaves to be derived, derived as Spark's REST API does."""
-    if source == "rest" and "launchTime" in raw.columns:
-        table["launch_ms"] = parse_spark_times(raw["launchTime"])
-        table["finish_ms"] = table["launch_ms"] + table.get("duration_ms", 0.0)
-    if source == "sparkmeasure" and "successful" in table.columns:
-        table["status"] = np.where(table.pop("successful").astype(bool), "SUCCESS", "FAILED")
-    if source == "eventlog" and len(table):
-        # AppStatusUtils: duration, gettingResultTime, schedulerDelay from Task Info (ms)
-        launch, finish = (table[c].fillna(0.0).to_numpy() if c in table.columns
-                          else np.zeros(len(table)) for c in ("launch_ms", "finish_ms"))
-        duration = np.where(finish > 0, finish - launch, 0.0)
-        fetch = raw["Task Info.Getting Result Time"].fillna(0.0).to_numpy(dtype="float64") \
-            if "Task Info.Getting Result Time" in raw.columns else np.zeros(len(table))
-        getting = np.where((fetch > 0) & (finish > 0), launch + duration - fetch, 0.0)
-        spent = sum(table[c].fillna(0.0).to_numpy() for c in (
-            "run_ms", "deserialize_ms", "result_serialization_ms") if c in table.columns)
-        has_metrics = raw["Task Metrics"].to_numpy(dtype=bool) if "Task Metrics" in raw.columns \
-            else np.ones(len(table), dtype=bool)
-        table["duration_ms"] = duration
-        table["getting_result_ms"] = getting
-        table["scheduler_delay_ms"] = np.where(has_metrics & (finish > 0),
-                                               np.maximum(0.0, duration - spent - getting), 0.0)
-    if "shuffle_read_bytes" not in table.columns and len(table):
-        table["shuffle_read_bytes"] = (table.get("shuffle_remote_bytes", 0.0)
-                                       + table.get("shuffle_local_bytes", 0.0))
-    return table
+    return _typed(frame, KINDS[table])
 
 
 def _typed_tasks(table: pd.DataFrame) -> pd.DataFrame:
@@ -422,7 +137,7 @@ def _typed_tasks(table: pd.DataFrame) -> pd.DataFrame:
     n = len(table)
     for column in TASK_COLUMNS:
         if column not in table.columns:
-            if column in _TASK_STRINGS:
+            if column in TASK_STRING_COLUMNS:
                 table[column] = pd.Series([""] * n, index=table.index, dtype="object")
             elif column == "speculative":
                 table[column] = False
@@ -439,7 +154,7 @@ def _typed_tasks(table: pd.DataFrame) -> pd.DataFrame:
             table[column] = values.astype("int64")
     if table["speculative"].dtype != bool:
         table["speculative"] = table["speculative"].fillna(False).astype(bool)
-    for column in _TASK_STRINGS:
+    for column in TASK_STRING_COLUMNS:
         if table[column].dtype != object or table[column].isna().any():
             table[column] = table[column].fillna("").astype(str)
     extra = [c for c in table.columns if c not in TASK_COLUMNS]
@@ -643,7 +358,7 @@ SQL_METRIC_KINDS = {
 }
 SQL_COLUMNS, OPERATOR_COLUMNS = list(SQL_KINDS), list(OPERATOR_KINDS)
 SQL_METRIC_COLUMNS = list(SQL_METRIC_KINDS)
-_KINDS: dict[str, Mapping[str, str]] = {
+KINDS: dict[str, Mapping[str, str]] = {
     "jobs": JOB_KINDS, "stages": STAGE_KINDS, "executors": EXECUTOR_KINDS,
     "memory": MEMORY_KINDS, "host_cpu": HOST_CPU_KINDS, "sql": SQL_KINDS,
     "operators": OPERATOR_KINDS, "sql_metrics": SQL_METRIC_KINDS,

@@ -4,7 +4,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from jupyter_perf.model import Run, conform, parse_spark_time
+from jupyter_perf.collect.eventlog.fields import conform_eventlog
+from jupyter_perf.collect.fields import parse_spark_time
+from jupyter_perf.collect.listener import conform_sparkmeasure_tasks
+from jupyter_perf.collect.rest_fields import conform_rest
+from jupyter_perf.model import Run, conform
 
 REST_TASK = {
     "taskId": 7, "index": 2, "attempt": 1, "launchTime": "2026-11-22T02:01:04.946GMT",
@@ -24,7 +28,7 @@ REST_TASK = {
 
 
 def test_rest_task_units_are_ms_and_bytes():
-    t = conform("tasks", [REST_TASK], "rest", stage_id=3, stage_attempt=0).iloc[0]
+    t = conform_rest("tasks", [REST_TASK], stage_id=3, stage_attempt=0).iloc[0]
     assert t.cpu_ms == pytest.approx(154.846983)
     assert t.deserialize_cpu_ms == pytest.approx(31.066468)
     assert t.shuffle_write_time_ms == pytest.approx(2.5)
@@ -39,15 +43,15 @@ def test_eventlog_and_sparkmeasure_units_agree_with_rest():
     ev = {"Task Metrics": {"Executor CPU Time": 154_846_983, "Executor Run Time": 236,
                            "Shuffle Write Metrics": {"Shuffle Write Time": 2_500_000}}}
     sm = {"executorCpuTime": 154, "executorRunTime": 236, "shuffleWriteTime": 2, "successful": True}
-    e = conform("tasks", [ev], "eventlog").iloc[0]
-    s = conform("tasks", [sm], "sparkmeasure").iloc[0]
+    e = conform_eventlog("tasks", [ev]).iloc[0]
+    s = conform_sparkmeasure_tasks(pd.DataFrame([sm])).iloc[0]
     assert e.cpu_ms == pytest.approx(154.846983) and e.shuffle_write_time_ms == pytest.approx(2.5)
     assert s.cpu_ms == 154 and s.status == "SUCCESS"      # sparkmeasure is already in ms
 
 
 def test_stage_table_sums_every_attempt():
-    tasks = conform("tasks", [REST_TASK, REST_TASK | {"taskId": 8, "status": "SUCCESS"}], "rest",
-                    stage_id=1, stage_attempt=0)
+    tasks = conform_rest("tasks", [REST_TASK, REST_TASK | {"taskId": 8, "status": "SUCCESS"}],
+                         stage_id=1, stage_attempt=0)
     run = Run(tasks=tasks, stages=pd.DataFrame([{"stage_id": 1, "attempt": 0, "status": "COMPLETE"}]))
     agg = run.stage_table().iloc[0]
     assert agg.task_attempts == 2 and agg.failed_tasks == 1 and agg.succeeded_tasks == 1
@@ -82,20 +86,20 @@ REST_EXECUTOR = {"id": "1", "hostPort": "10.0.0.7:41234", "totalCores": 4, "maxM
 
 
 def test_rest_jobs_stages_executors_and_memory_through_the_field_maps():
-    ex = conform("executors", [REST_EXECUTOR], "rest").iloc[0]
+    ex = conform_rest("executors", [REST_EXECUTOR]).iloc[0]
     assert ex.executor_id == "1" and ex.host == "10.0.0.7" and ex.total_cores == 4
     assert ex.add_ms == parse_spark_time("2026-11-22T02:01:00.000GMT") and pd.isna(ex.remove_ms)
     assert ex.peak_jvm_heap_bytes == 123_456_789 and ex.peak_process_rss_bytes == 7
-    mem = conform("memory", [REST_EXECUTOR | {"time_ms": 5.0}], "rest").iloc[0]
+    mem = conform_rest("memory", [REST_EXECUTOR | {"time_ms": 5.0}]).iloc[0]
     assert mem.time_ms == 5.0 and mem.used_on_heap_storage_bytes == 900
     assert mem.peak_on_heap_execution_bytes == 5 and mem.memory_used_bytes == 1000
-    job = conform("jobs", [{"jobId": 3, "status": "SUCCEEDED", "stageIds": [4, 5],
-                            "submissionTime": "2026-11-22T02:01:00.000GMT", "jobTags": ["t"]}],
-                  "rest").iloc[0]
+    job = conform_rest("jobs", [{"jobId": 3, "status": "SUCCEEDED", "stageIds": [4, 5],
+                                 "submissionTime": "2026-11-22T02:01:00.000GMT",
+                                 "jobTags": ["t"]}]).iloc[0]
     assert job.job_id == 3 and job.stage_ids == [4, 5] and job.job_tags == ["t"]
     assert pd.isna(job.completion_ms) and job.num_tasks == 0
-    stage = conform("stages", [{"stageId": 4, "attemptId": 1, "status": "COMPLETE",
-                                "numCompleteTasks": 2}], "rest").iloc[0]
+    stage = conform_rest("stages", [{"stageId": 4, "attemptId": 1, "status": "COMPLETE",
+                                     "numCompleteTasks": 2}]).iloc[0]
     assert (stage.stage_id, stage.attempt, stage.spark_complete_tasks) == (4, 1, 2)
     assert stage.parent_ids is None                          # the REST API has no DAG
 

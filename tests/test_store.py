@@ -12,13 +12,14 @@ import pandas as pd
 import pytest
 
 from jupyter_perf.atomic import utf8_safe
-from jupyter_perf.model import Run, conform
+from jupyter_perf.collect.rest_fields import conform_rest
+from jupyter_perf.model import Run
 from jupyter_perf.store import RunStore, StoreError, valid_run_id
 from test_model import REST_TASK
 
 
 def sample_run(**kw) -> Run:
-    tasks = conform("tasks", [REST_TASK], "rest", stage_id=1, stage_attempt=0)
+    tasks = conform_rest("tasks", [REST_TASK], stage_id=1, stage_attempt=0)
     return Run(label=kw.pop("label", "a <b>label</b>"),
                source=kw.pop("source", "%%perfmeasure\nx = 1\n"),
                start_ms=1000.0, end_ms=3500.0, tasks=tasks,

@@ -10,7 +10,7 @@ import time
 
 import pandas as pd
 
-from jupyter_perf.model import conform
+from jupyter_perf.collect.rest_fields import conform_rest
 from jupyter_perf.store import RunStore
 from test_model import REST_TASK
 
@@ -38,7 +38,7 @@ def old_save(root, run_id, label, source, extra, summary, created_ms):
             "summary": summary}
     with open(os.path.join(folder, "run.json"), "w", encoding="utf-8") as fh:
         json.dump(meta, fh)
-    conform("tasks", [REST_TASK], "rest", stage_id=3, stage_attempt=0).to_parquet(
+    conform_rest("tasks", [REST_TASK], stage_id=3, stage_attempt=0).to_parquet(
         os.path.join(folder, "tasks.parquet"), index=False)
     pd.DataFrame({"time_ms": [1.0], "executor_id": ["driver"]}).to_parquet(
         os.path.join(folder, "memory.parquet"), index=False)

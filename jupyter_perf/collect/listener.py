@@ -9,9 +9,53 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..errors import JupyterPerfError
+from .fields import conform_from
+
+# sparkmeasure ``TaskMetrics`` rows (TaskVals): already ms, truncated per task.
+SPARKMEASURE_TASK_FIELDS: dict[str, tuple[str, float]] = {
+    "jobId": ("job_id", 1), "stageId": ("stage_id", 1), "index": ("index", 1),
+    "attemptNumber": ("stage_attempt", 1),
+    "launchTime": ("launch_ms", 1), "finishTime": ("finish_ms", 1),
+    "duration": ("duration_ms", 1), "schedulerDelay": ("scheduler_delay_ms", 1),
+    "executorId": ("executor_id", 1), "host": ("host", 1),
+    "taskLocality": ("locality", 1), "speculative": ("speculative", 1),
+    "gettingResultTime": ("getting_result_ms", 1), "successful": ("successful", 1),
+    "executorRunTime": ("run_ms", 1), "executorCpuTime": ("cpu_ms", 1),
+    "executorDeserializeTime": ("deserialize_ms", 1),
+    "executorDeserializeCpuTime": ("deserialize_cpu_ms", 1),
+    "resultSerializationTime": ("result_serialization_ms", 1),
+    "jvmGCTime": ("gc_ms", 1), "resultSize": ("result_size_bytes", 1),
+    "diskBytesSpilled": ("disk_spilled_bytes", 1),
+    "memoryBytesSpilled": ("memory_spilled_bytes", 1),
+    "peakExecutionMemory": ("peak_execution_memory_bytes", 1),
+    "recordsRead": ("input_records", 1), "bytesRead": ("input_bytes", 1),
+    "recordsWritten": ("output_records", 1), "bytesWritten": ("output_bytes", 1),
+    "shuffleFetchWaitTime": ("fetch_wait_ms", 1),
+    "shuffleTotalBytesRead": ("shuffle_read_bytes", 1),
+    "shuffleRemoteBytesRead": ("shuffle_remote_bytes", 1),
+    "shuffleLocalBytesRead": ("shuffle_local_bytes", 1),
+    "shuffleRecordsRead": ("shuffle_read_records", 1),
+    "shuffleBytesWritten": ("shuffle_write_bytes", 1),
+    "shuffleRecordsWritten": ("shuffle_write_records", 1),
+    "shuffleWriteTime": ("shuffle_write_time_ms", 1),
+}
+
+
+def _derive_tasks(raw: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """sparkmeasure says whether a task succeeded; the model keeps Spark's status words."""
+    if "successful" in table.columns:
+        table["status"] = np.where(table.pop("successful").astype(bool), "SUCCESS", "FAILED")
+    return table
+
+
+def conform_sparkmeasure_tasks(raw: pd.DataFrame, **constants: Any) -> pd.DataFrame:
+    """sparkmeasure ``TaskMetrics`` rows -> the model's task table."""
+    return conform_from("tasks", raw, SPARKMEASURE_TASK_FIELDS, _derive_tasks, **constants)
+
 
 # sparkmeasure StageVals fields kept with a run (names as sparkmeasure prints them).
 STAGE_FIELDS = [

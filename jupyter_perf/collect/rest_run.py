@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 import pandas as pd
 
 from ..errors import one_line
-from ..model import conform
+from .rest_fields import conform_rest
 from .rest import RestError, SparkRest, describe_json
 
 T = TypeVar("T")
@@ -81,19 +81,19 @@ def fetch_stages(rest: SparkRest, stage_ids: Iterable[int]) -> tuple[pd.DataFram
                     f"stage {stage_id}.{attempt}: Spark kept {got} of {expected} "
                     "task attempts (evicted by spark.ui.retainedTasks); task-level numbers are partial")
     stages = converted(f"{rest.app_url}/stages", "stages",
-                       lambda: conform("stages", raw_stages, "rest"))
+                       lambda: conform_rest("stages", raw_stages))
     tasks = converted(f"{rest.app_url}/stages/…/taskList", "task attempts",
-                      lambda: conform("tasks", raw_tasks, "rest"))
+                      lambda: conform_rest("tasks", raw_tasks))
     return stages, tasks, warnings
 
 
 def fetch_executors(rest: SparkRest) -> pd.DataFrame:
     return converted(f"{rest.app_url}/allexecutors", "executors",
-                     lambda: conform("executors", rest.all_executors(), "rest"))
+                     lambda: conform_rest("executors", rest.all_executors()))
 
 
 def fetch_jobs(rest: SparkRest, jobs: Iterable[dict[str, Any]]) -> pd.DataFrame:
     """The job table of ``jobs`` (raw ``/jobs`` records), by job id."""
     return converted(f"{rest.app_url}/jobs", "jobs",
-                     lambda: conform("jobs", list(jobs), "rest").sort_values("job_id",
+                     lambda: conform_rest("jobs", list(jobs)).sort_values("job_id",
                                                                               kind="stable"))

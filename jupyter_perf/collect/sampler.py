@@ -10,7 +10,7 @@ from .rest import RestError, SparkRest
 
 def memory_rows(executors: list[dict[str, Any]], now_ms: float) -> list[dict[str, Any]]:
     """One raw sample per executor: its ``/allexecutors`` item and when it was read
-    (``time_ms``); ``model.conform("memory", rows, "rest")`` maps Spark's fields."""
+    (``time_ms``); ``rest_fields.conform_rest("memory", rows)`` maps Spark's fields."""
     return [dict(ex, time_ms=now_ms) for ex in executors]
 
 

@@ -38,7 +38,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import one_line
-from ..model import parse_spark_time
+from .fields import parse_spark_time
 from . import sql_metrics, sql_stages
 from .rest import RestError, RestNotFound, SparkRest
 from .rest_run import answered, text

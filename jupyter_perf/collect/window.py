@@ -14,14 +14,15 @@ from typing import Any, Callable
 import pandas as pd
 
 from ..errors import one_line
-from ..model import Run, conform, new_run_id
+from ..model import Run, new_run_id
 from .session_state import session_state
 from .hostcpu import HostCpuSampler, executors_on_this_host
-from .listener import ListenerUnavailable, listeners_for
+from .listener import ListenerUnavailable, conform_sparkmeasure_tasks, listeners_for
 from .progress import ProgressPoller, ProgressSnapshot, StatusReader
 from .redact import redact
 from .sessionconf import with_session_conf
 from .rest import RestError, SparkRest
+from .rest_fields import conform_rest
 from .rest_run import fetch_executors, fetch_stages
 from .sampler import MemorySampler, memory_rows
 from .sql import collect_sql
@@ -115,7 +116,7 @@ class ClassicWindow:
 
     def _peak_memory(self) -> float | None:
         rows = self.sampler.rows[-20:] if self.sampler is not None else []
-        peak = conform("memory", rows, "rest")["peak_jvm_heap_bytes"].max() if rows else None
+        peak = conform_rest("memory", rows)["peak_jvm_heap_bytes"].max() if rows else None
         return float(peak) if peak and peak > 0 else None
 
     def stop_background(self) -> None:
@@ -203,7 +204,7 @@ class ClassicWindow:
                 rows = self.sampler.stop()
                 if self.sampler.errors and not rows:
                     run.warnings.append(f"memory sampler failed: {self.sampler.last_error}")
-                run.memory = conform("memory", rows, "rest")
+                run.memory = conform_rest("memory", rows)
             if self.rest is not None:
                 self.rest.close()
 
@@ -231,7 +232,7 @@ class ClassicWindow:
                 "started, no failed or killed attempts)")
         if self.sampler is not None:
             rows = self.sampler.stop()            # the samples taken before the stop
-            run.memory = conform("memory", rows, "rest")
+            run.memory = conform_rest("memory", rows)
             self.rest.close()
 
     def _safely(self, what: str, fn: Callable[[], Any]) -> Any:
@@ -269,7 +270,7 @@ class ClassicWindow:
         assert rest is not None
         jobs = [self._settled_job(j) for j in job_ids]
         jobs = [j for j in jobs if j is not None]
-        run.jobs = conform("jobs", jobs, "rest")
+        run.jobs = conform_rest("jobs", jobs)
         stage_ids = sorted({s for j in jobs for s in j.get("stageIds", [])})
         stages, tasks, warnings = fetch_stages(rest, stage_ids)
         run.stages, run.tasks = stages, tasks
@@ -328,7 +329,7 @@ class ClassicWindow:
                              ({int(j) for j in raw["jobId"]} if "jobId" in raw.columns else set()))
         if job_ids and "jobId" in raw.columns:
             raw = raw[raw["jobId"].isin(job_ids)]
-        run.tasks = conform("tasks", raw.reset_index(drop=True), "sparkmeasure")
+        run.tasks = conform_sparkmeasure_tasks(raw.reset_index(drop=True))
         if job_ids:
             stages = stages[stages["jobId"].isin(job_ids)]
         run.stages = pd.DataFrame({

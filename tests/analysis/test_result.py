@@ -97,8 +97,8 @@ def test_empty_run_summary():
 
 
 def test_rest_run_with_real_spark_shaped_fields():
-    # Through the model's REST normaliser: ns CPU and write time become ms.
-    from jupyter_perf.model import conform
+    # Through the REST field map: ns CPU and write time become ms.
+    from jupyter_perf.collect.rest_fields import conform_rest
     raw = [{"taskId": i, "index": i, "attempt": 0, "executorId": "driver", "host": "h",
             "status": "SUCCESS", "launchTime": f"2026-01-01T00:00:0{i}.000GMT",
             "duration": 1000, "schedulerDelay": 1,
@@ -107,7 +107,7 @@ def test_rest_run_with_real_spark_shaped_fields():
                             "shuffleWriteMetrics": {"writeTime": 20_000_000,
                                                     "bytesWritten": 10}}}
            for i in range(3)]
-    tasks = conform("tasks", raw, "rest", stage_id=0, stage_attempt=0)
+    tasks = conform_rest("tasks", raw, stage_id=0, stage_attempt=0)
     run = Run(kind="rest", tasks=tasks,
               executors=[{"executor_id": "driver", "total_cores": 1}],
               jobs=[{"job_id": 0, "submission_ms": tasks["launch_ms"].min(),

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jupyter_perf.model import Run, conform
+from jupyter_perf.collect.rest_fields import conform_rest
+from jupyter_perf.model import Run
 from jupyter_perf.store import RunStore
 
 
@@ -35,13 +36,13 @@ def make_run(label: str = "", source: str = "df.groupBy('k').count().collect()\n
              notebook: str = "", status: str = "ok") -> Run:
     """A two-stage groupBy as Spark's REST API describes it (map stage, then reduce stage)."""
     t0 = "2026-11-22T02:01:04.{:03d}GMT"
-    map_tasks = conform("tasks", 
+    map_tasks = conform_rest("tasks",
         [rest_task(i, 0, t0.format(100 + i), 400 + 90 * i, 380 + 90 * i, 300_000_000 + i * 1e7,
                    gc=10 * i, write_ns=2_000_000, input_bytes=1 << 20, shuffle_write=4096)
-         for i in range(4)], "rest", stage_id=0, stage_attempt=0)
-    reduce_tasks = conform("tasks", 
+         for i in range(4)], stage_id=0, stage_attempt=0)
+    reduce_tasks = conform_rest("tasks",
         [rest_task(10 + i, 1, t0.format(700 + i), 120, 100, 60_000_000, fetch_wait=15,
-                   shuffle_read=4096) for i in range(4)], "rest", stage_id=1, stage_attempt=0)
+                   shuffle_read=4096) for i in range(4)], stage_id=1, stage_attempt=0)
     tasks = pd.concat([map_tasks, reduce_tasks], ignore_index=True)
     stages = pd.DataFrame([
         {"stage_id": 0, "attempt": 0, "name": "groupBy at <cell>:1", "status": "COMPLETE",

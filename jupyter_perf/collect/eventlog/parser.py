@@ -9,8 +9,8 @@ malformed event is skipped and its line named.
 
 Task attempts are accumulated as rows of numbers in one typed array (8 bytes a value, see
 ``benchmarks/eventlog_scale.py``), read from each TaskEnd by one generated reader built from
-the model's field map (:data:`jupyter_perf.model.EVENTLOG_TASK_FIELDS`). Units and Spark's
-field names are left as they are: the model normalises them.
+the model's field map (:data:`jupyter_perf.collect.eventlog.fields.EVENTLOG_TASK_FIELDS`). Units and Spark's
+field names are left as they are: collect/fields.py converts them.
 """
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from ...model import EVENTLOG_TASK_FIELDS, PEAK_MEMORY_FIELDS, Run, conform
+from ...model import Run
+from ..fields import PEAK_MEMORY_FIELDS
+from .fields import EVENTLOG_TASK_FIELDS, conform_eventlog
 from .sql import SQL_PREFIX as SQL
 from .sql import SqlListener, sql_updates
 
@@ -736,7 +738,7 @@ class Parser:
                                                 np.zeros(len(running), dtype=bool)])
         frame["status"] = self.status_col + ["RUNNING"] * len(running)
         frame["error"] = self.error_col + [""] * len(running)
-        tasks = conform("tasks", frame, "eventlog")
+        tasks = conform_eventlog("tasks", frame)
         del frame
         tasks = tasks.sort_values(["stage_id", "stage_attempt", "task_id"], kind="stable")
         return tasks.reset_index(drop=True)
@@ -756,12 +758,12 @@ class Parser:
                   app_name=app.get("app_name", ""), spark_version=app.get("spark_version", ""),
                   master=app.get("master", ""), collector="eventlog",
                   warnings=list(self.warnings), extra=extra,
-                  jobs=conform("jobs", [self.jobs[k] for k in sorted(self.jobs)], "eventlog"),
-                  stages=conform("stages", [self.stages[k] for k in sorted(self.stages)],
-                                 "eventlog"),
+                  jobs=conform_eventlog("jobs", [self.jobs[k] for k in sorted(self.jobs)]),
+                  stages=conform_eventlog("stages",
+                                          [self.stages[k] for k in sorted(self.stages)]),
                   tasks=self.tasks(),
-                  executors=conform("executors", [self.executors[k] for k in
-                                                  sorted(self.executors)], "eventlog"))
+                  executors=conform_eventlog("executors", [self.executors[k] for k in
+                                                           sorted(self.executors)]))
         self.sql.finish()
         job_stages = {int(j): [int(s) for s in ss]       # as REST's: the model's jobs table
                       for j, ss in zip(run.jobs["job_id"], run.jobs["stage_ids"])}

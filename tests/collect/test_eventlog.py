@@ -2,6 +2,7 @@
 tasks, skipped stages, executors on local-cluster, and damaged logs."""
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -374,3 +375,46 @@ def test_a_log_with_only_task_events_has_the_tasks_wall_time(apps, tmp_path):
     assert run.wall_ms == span == jp.analyze(run).summary()["wall_ms"]     # not 56 years
     assert any("no SparkListenerApplicationStart" in w for w in run.warnings)
     assert any("no job times" in w for w in jp.analyze(run).summary()["warnings"])
+
+
+# -- hostile strings (issue U4) -----------------------------------------------------------
+HOSTILE = "a\\ud800b\\u0000c\\u202e<img src=x onerror=alert(1)>" + "x" * 100_000
+
+
+def _with_hostile_names(lines: list[bytes]) -> list[bytes]:
+    """The log as the JVM writes such names: JSON escapes for a lone surrogate and a NUL."""
+    out = []
+    for line in lines:
+        if line.startswith(b'{"Event":"SparkListenerApplicationStart"'):
+            event = json.loads(line)
+            event["App Name"] = "@APP@"
+            line = json.dumps(event).replace('"@APP@"', f'"{HOSTILE}"').encode() + b"\n"
+        elif line.startswith(b'{"Event":"SparkListenerJobStart"'):
+            event = json.loads(line)
+            event.setdefault("Properties", {})["spark.job.description"] = "@JOB@"
+            line = json.dumps(event).replace('"@JOB@"', f'"{HOSTILE}"').encode() + b"\n"
+        out.append(line)
+    return out
+
+
+def test_lone_surrogates_nuls_and_huge_names_keep_the_app_and_its_jobs(apps, tmp_path):
+    from jupyter_perf.store import RunStore
+
+    plain = load_eventlog(apps["local"])
+    path = tmp_path / "hostile"
+    path.write_bytes(b"".join(_with_hostile_names(plain_lines(apps["local"]))))
+    run = load_eventlog(path)
+    expected = json.loads(f'"{HOSTILE}"')
+    assert "\ud800" in expected and "\x00" in expected
+    assert run.app_id == plain.app_id != ""                  # never lost
+    assert run.app_name == expected and run.warnings == []
+    assert (run.jobs["description"] == expected).all() and len(run.jobs) == len(plain.jobs)
+    assert len(run.tasks) == len(plain.tasks)
+    summary = jp.analyze(run).summary()
+    store = RunStore(str(tmp_path / "store"))
+    store.save(run, summary)
+    back = store.load(run.run_id)
+    assert back.app_id == run.app_id and back.app_name == expected
+    assert (back.jobs["description"] == expected).all()
+    html = jp.report_html(run)
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html

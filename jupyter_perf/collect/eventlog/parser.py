@@ -14,6 +14,7 @@ field names are left as they are: collect/fields.py converts them.
 """
 from __future__ import annotations
 
+import json
 from array import array
 from typing import Any, Callable, Iterator
 
@@ -277,6 +278,17 @@ def _metrics(items: Any, field: str) -> list[tuple[int, str]]:
     return out
 
 
+def lenient_json(line: bytes) -> Any:
+    """``line`` read by Python's own JSON reader, or None. orjson refuses a lone UTF-16
+    surrogate escape (``"\\ud800"``), which the JVM writes for an application name, job
+    description or column name that carries one; Python's reader keeps it in the string (the
+    store and every view handle such strings), so the event and its app id are not lost."""
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+
+
 class Parser:
     """Event handlers that accumulate a whole application; :meth:`build` makes the ``Run``."""
 
@@ -356,9 +368,11 @@ class Parser:
                 else:
                     event = loads(line)
             except orjson.JSONDecodeError as exc:
-                self.skip(lineno, f"not valid JSON: {exc.msg}" if line.endswith(b"\n") else
-                          "cut off where the log ends: truncated")
-                continue
+                event = lenient_json(line)
+                if event is None:
+                    self.skip(lineno, f"not valid JSON: {exc.msg}" if line.endswith(b"\n")
+                              else "cut off where the log ends: truncated")
+                    continue
             if type(event) is not dict or type(event.get("Event")) is not str:
                 self.skip(lineno, "JSON but not a Spark event (no \"Event\" name)")
                 continue

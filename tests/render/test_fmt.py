@@ -2,7 +2,7 @@
 import json
 
 from jupyter_perf.render import fmt
-from fmt_vectors import PATH, build, dumps
+from fmt_vectors import PATH, SplitMix64, build, dumps
 
 
 def test_change_and_ms():
@@ -38,6 +38,18 @@ def test_shared_vectors_are_fmts_own_strings():
         assert any(unit in s for _, s in data["ms"]), unit
     for unit in fmt.BYTE_UNITS:
         assert any(s.endswith(" " + unit) for _, s in data["bytes"]), unit
+
+
+
+def test_the_vectors_random_inputs_are_splitmix64():
+    """The generator is integer arithmetic only, so the file is the same on every machine:
+    the reference splitmix64 outputs for seed 1234567."""
+    rng = SplitMix64(1234567)
+    assert [rng.next() for _ in range(5)] == [
+        6457827717110365317, 3203168211198807973, 9817491932198370423, 4593380528125082431,
+        16408922859458223821]
+    rng = SplitMix64(7)
+    assert {rng.below(3) for _ in range(200)} == {0, 1, 2}
 
 
 def test_esc():

@@ -55,5 +55,10 @@ def ipshell():
 
     # start_ipython() builds the shell once per process and returns None afterwards
     shell = start_ipython() or InteractiveShell.instance()
+    # Its input history stays in memory (In, _ih, execution counts): no test reads IPython's
+    # SQLite history, a throwaway file that start_ipython() writes only at exit. That write
+    # fails on a cell with a lone surrogate (tests/reliability/test_store_faults.py) and
+    # printed a UnicodeEncodeError traceback after the suite's summary.
+    shell.history_manager.enabled = False
     shell.run_cell("%load_ext jupyter_perf", store_history=False)
     return shell

@@ -28,14 +28,12 @@ from bokeh.embed import json_item
 
 from ..analysis import Analysis, analyze
 from ..analysis.components import BY_KEY
+from ..constants import ITEM_ENCODING
+from ..constants import REPORT_FORMAT as FORMAT
+from ..constants import REPORT_MIME_TYPE as MIME
 from ..model import Run
 from . import fmt
 from .report import fallback_document, report_document
-
-MIME = "application/vnd.jupyter-perf.report+json"
-FORMAT = 1
-ITEM_ENCODING = "json+gzip+base64"
-
 
 def encode_item(item: dict) -> str:
     text = json.dumps(item, separators=(",", ":"), ensure_ascii=False, allow_nan=False)

@@ -24,15 +24,14 @@ import json
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
+from ..constants import BOKEH_BUNDLES, REPORT_FORMAT, REPORT_MIME_TYPE
 from . import fmt
-
-BUNDLES = ["bokeh", "bokeh-widgets", "bokeh-tables"]
 
 
 def bokehjs_scripts() -> str:
     """``<script>`` tags with BokehJS inlined (the same files ``INLINE`` embeds)."""
     from bokeh.resources import Resources
-    return Resources(mode="inline", components=BUNDLES).render_js()
+    return Resources(mode="inline", components=list(BOKEH_BUNDLES)).render_js()
 
 
 def script_json(obj) -> str:
@@ -71,14 +70,13 @@ class ReportPreprocessor(Preprocessor):
     def preprocess(self, nb, resources):
         if not str((resources or {}).get("output_extension") or "").endswith(".html"):
             return nb, resources
-        from .inline import MIME            # Bokeh and the report load only for HTML exports
         n = 0                                     # reports embedded so far
         for cell in nb.cells:
             for out in cell.get("outputs", []):
                 data = out.get("data") or {}
-                if MIME not in data:
+                if REPORT_MIME_TYPE not in data:
                     continue
-                item, why = readable(data[MIME])
+                item, why = readable(data[REPORT_MIME_TYPE])
                 if item is None:
                     data["text/html"] = (f"{data.get('text/html', '')}<div class='jupyter-perf-note' "
                                          f"style='color:#8a4b00;font-size:11px'>{fmt.esc(why)}</div>")
@@ -93,8 +91,8 @@ def readable(p) -> tuple[dict | None, str]:
     """(the payload's Bokeh item, "") when this nbconvert can embed it, else (None, why)."""
     import bokeh
 
-    from .inline import FORMAT, decode_item
-    if not isinstance(p, dict) or p.get("format") != FORMAT:
+    from .inline import decode_item  # Bokeh and the report load only for a report to embed
+    if not isinstance(p, dict) or p.get("format") != REPORT_FORMAT:
         return None, "jupyter-perf: this report's format is unknown to this version; showing its summary."
     if p.get("bokeh_version") != bokeh.__version__:
         return None, (f"jupyter-perf: the report was made with Bokeh {p.get('bokeh_version')} and "

@@ -4,20 +4,24 @@
  * anything is drawn, and where BokehJS comes from. Pure: no DOM, no JupyterLab.
  */
 
+import constants from './constants.json';
+
+// The values below are shared with Python, typed once in constants.json.
+
 /** The vendor MIME type of the compact report payload. */
-export const REPORT_MIME_TYPE = 'application/vnd.jupyter-perf.report+json';
+export const REPORT_MIME_TYPE: string = constants.report_mime_type;
 
 /** The payload format this renderer reads. */
-export const REPORT_FORMAT = 1;
+export const REPORT_FORMAT: number = constants.report_format;
 
 /** The route of the server extension that serves BokehJS (jupyter_perf/server/static.py). */
-export const BOKEH_NAMESPACE = 'jupyter-perf/static/bokeh';
+export const BOKEH_NAMESPACE: string = constants.bokeh_namespace;
 
 /**
  * The BokehJS bundles the report needs, in load order: the core, then the
  * widgets (sliders, toggles) and tables (DataTable) plugins.
  */
-export const BOKEH_BUNDLES = ['bokeh', 'bokeh-widgets', 'bokeh-tables'];
+export const BOKEH_BUNDLES: readonly string[] = constants.bokeh_bundles;
 
 /** `bokeh.embed.json_item(root)`: a document and the root to draw. */
 export interface IBokehItem {
@@ -32,7 +36,7 @@ export interface IBokehItem {
  * compact JSON text (an `.ipynb` keeps outputs as indented JSON, where a
  * nested Bokeh document takes ~15x its gzip size).
  */
-export const ITEM_ENCODING = 'json+gzip+base64';
+export const ITEM_ENCODING: string = constants.item_encoding;
 
 /**
  * `{"format": 1, "run_id", "title", "bokeh_version", "item_encoding"?, "item"}`:

@@ -2,10 +2,13 @@ import { URLExt } from '@jupyterlab/coreutils';
 
 import { ServerConnection } from '@jupyterlab/services';
 
+import constants from './constants.json';
+
 /**
- * The REST namespace of the jupyter_perf server extension (docs/rest-api.md).
+ * The REST namespace of the jupyter_perf server extension (docs/rest-api.md),
+ * shared with Python in constants.json.
  */
-export const API_NAMESPACE = 'jupyter-perf/api';
+export const API_NAMESPACE: string = constants.api_namespace;
 
 /**
  * An error from the server extension: `message` is its one-line `error`.

@@ -1,6 +1,7 @@
-"""REST handlers of the jupyter_perf server extension (one handler class per resource,
-one method per verb). They parse the request, call one function of ``runs_api`` in a
-worker thread (SQLite, parquet and rendering block) and write its result.
+"""REST handlers of the jupyter_perf server extension: one class per resource, one method per
+verb. Each parses the request, calls one function of ``runs_service`` or ``compare_service``
+in a worker thread (SQLite, parquet and rendering block) and writes its result. The routes
+are in ``server/__init__.py`` (``routes``); nothing here imports that module.
 
 Every verb method carries ``@tornado.web.authenticated``:
 tests/test_packaging.py fails if jupyter_server finds one that does not.
@@ -13,18 +14,21 @@ from typing import Any, Callable
 
 import tornado.web
 from jupyter_server.base.handlers import APIHandler
-from jupyter_server.utils import url_path_join
 from tornado.ioloop import IOLoop
 
 from .._version import __version__
 from ..errors import one_line
-from . import API_NAMESPACE
-from . import report_cache, runs_api
-from .static import static_handlers
+from . import compare_service, runs_service
+from .report_cache import DEFAULT_LIMIT_MB
 
-#: A run id segment as it appears in the URL. Anything that is not a single path
-#: segment never matches; whatever does match is checked by ``valid_run_id``.
-RUN_ID = r"(?P<run_id>[^/]+)"
+#: The Content-Security-Policy of a report or comparison page: opened directly, its scripts
+#: run in an opaque origin, away from the Jupyter server.
+SANDBOXED_PAGE_CSP = ("frame-ancestors 'self'; sandbox allow-scripts; default-src 'none'; "
+                      "script-src 'unsafe-inline' 'unsafe-eval' blob:; "
+                      "style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "
+                      "connect-src 'none'")
+
+HTML_TYPE = "text/html; charset=UTF-8"
 
 
 class PerfHandler(APIHandler):
@@ -36,8 +40,7 @@ class PerfHandler(APIHandler):
 
     @property
     def report_cache_mb(self) -> float:
-        return self.settings.get("jupyter_perf", {}).get(
-            "report_cache_mb", report_cache.DEFAULT_LIMIT_MB)
+        return self.settings.get("jupyter_perf", {}).get("report_cache_mb", DEFAULT_LIMIT_MB)
 
     @property
     def contents_root(self) -> str | None:
@@ -48,12 +51,32 @@ class PerfHandler(APIHandler):
         """Run ``fn`` off the event loop; ``ApiError`` becomes an HTTP error."""
         try:
             return await IOLoop.current().run_in_executor(None, lambda: fn(*args, **kwargs))
-        except runs_api.ApiError as exc:
+        except runs_service.ApiError as exc:
             raise PerfError(exc.status, exc.message) from None
 
     def write_json(self, data: Any, status: int = 200) -> None:
         self.set_status(status)
         self.finish(json.dumps(data, default=str))
+
+    def json_body(self, example: str) -> dict[str, Any]:
+        """The request's JSON object body (``{}`` when empty); else 400 naming ``example``."""
+        if not self.request.body:
+            return {}
+        try:
+            body = json.loads(self.request.body)
+        except ValueError:
+            raise PerfError(400, f"the body must be JSON, e.g. {example}") from None
+        if not isinstance(body, dict):
+            raise PerfError(400, f"the body must be a JSON object, e.g. {example}")
+        return body
+
+    def require_contents_root(self, instead: str) -> str:
+        """The contents root on disk; else 500 naming the command to use ``instead``."""
+        root = self.contents_root
+        if not root:
+            raise PerfError(500, "this Jupyter server's contents manager has no root directory "
+                                 f"on disk; use `{instead}` instead")
+        return root
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """Errors are ``{"error": "<one line with the next step>"}``."""
@@ -92,8 +115,19 @@ def _reason(status: int) -> str:
     return responses.get(status, "Error")
 
 
+class SandboxedPageHandler(PerfHandler):
+    """A standalone HTML page (a report, a comparison) the sidebar fetches with the token and
+    shows in a sandboxed iframe's ``srcdoc``; opened directly, ``SANDBOXED_PAGE_CSP`` keeps
+    its scripts in an opaque origin."""
+
+    @property
+    def content_security_policy(self) -> str:
+        return SANDBOXED_PAGE_CSP
+
+
+# -- runs ---------------------------------------------------------------------------------
 class VersionHandler(PerfHandler):
-    """``GET /jupyter-perf/api/version`` -> ``{"version": "..."}``.
+    """``GET version`` -> ``{"version": "..."}``.
 
     The frontend compares this with its own version and warns on a mismatch.
     """
@@ -109,7 +143,7 @@ class RunsHandler(PerfHandler):
     @tornado.web.authenticated
     async def get(self) -> None:
         data = await self.call(
-            runs_api.list_runs, self.store_root,
+            runs_service.list_runs, self.store_root,
             limit=self.get_query_argument("limit", None),
             offset=self.get_query_argument("offset", None),
             q=self.get_query_argument("q", None),
@@ -123,41 +157,30 @@ class RunHandler(PerfHandler):
 
     @tornado.web.authenticated
     async def get(self, run_id: str) -> None:
-        data = await self.call(runs_api.get_run, self.store_root, run_id,
+        data = await self.call(runs_service.get_run, self.store_root, run_id,
                                contents_root=self.contents_root)
         self.write_json(data)
 
     @tornado.web.authenticated
     async def delete(self, run_id: str) -> None:
-        data = await self.call(runs_api.delete_run, self.store_root, run_id)
+        data = await self.call(runs_service.delete_run, self.store_root, run_id)
         self.write_json(data)
 
 
-class ReportHandler(PerfHandler):
-    """``GET runs/{id}/report[?refresh=1]`` -> the standalone report HTML (text/html).
-
-    The sidebar fetches it with the token and shows it in a sandboxed iframe's
-    ``srcdoc``. Opened directly, the CSP ``sandbox allow-scripts`` header keeps
-    the report's scripts in an opaque origin, away from the Jupyter server.
-    """
-
-    @property
-    def content_security_policy(self) -> str:
-        return ("frame-ancestors 'self'; sandbox allow-scripts; default-src 'none'; "
-                "script-src 'unsafe-inline' 'unsafe-eval' blob:; style-src 'unsafe-inline'; "
-                "img-src data: blob:; font-src data:; connect-src 'none'")
+class ReportHandler(SandboxedPageHandler):
+    """``GET runs/{id}/report[?refresh=1]`` -> the standalone report HTML (text/html),
+    streamed from the report cache when it holds it."""
 
     @tornado.web.authenticated
     async def get(self, run_id: str) -> None:
         refresh = self.get_query_argument("refresh", "") not in ("", "0", "false")
-        html, cached = await self.call(runs_api.report, self.store_root, run_id,
+        html, cached = await self.call(runs_service.report, self.store_root, run_id,
                                        refresh=refresh, cache_mb=self.report_cache_mb)
         self.set_header("Cache-Control", "no-store")
         self.set_header("X-Jupyter-Perf-Report-Cache", "miss" if cached is None else "hit")
-        html_type = "text/html; charset=UTF-8"
-        self.set_header("Content-Type", html_type)
+        self.set_header("Content-Type", HTML_TYPE)
         if cached is None:
-            self.finish(html, set_content_type=html_type)
+            self.finish(html, set_content_type=HTML_TYPE)
             return
         try:            # streamed from disk: no copy of a large report held in memory
             while chunk := await IOLoop.current().run_in_executor(None, cached.read, 1 << 20):
@@ -165,7 +188,7 @@ class ReportHandler(PerfHandler):
                 await self.flush()
         finally:
             cached.close()
-        self.finish(set_content_type=html_type)
+        self.finish(set_content_type=HTML_TYPE)
 
 
 class ExportHandler(PerfHandler):
@@ -173,38 +196,35 @@ class ExportHandler(PerfHandler):
 
     @tornado.web.authenticated
     async def post(self, run_id: str) -> None:
-        body: dict[str, Any] = {}
-        if self.request.body:
-            try:
-                body = json.loads(self.request.body)
-            except ValueError:
-                raise PerfError(400, 'the body must be JSON, e.g. {"path": "reports/run.html"}')
-            if not isinstance(body, dict):
-                raise PerfError(400, 'the body must be a JSON object, '
-                                     'e.g. {"path": "reports/run.html"}')
-        root = self.contents_root
-        if not root:
-            raise PerfError(500, "this Jupyter server's contents manager has no root directory "
-                                 "on disk; use `jupyter-perf report RUN_ID -o OUT.html` instead")
-        data = await self.call(runs_api.export_report, self.store_root, run_id,
+        body = self.json_body('{"path": "reports/run.html"}')
+        root = self.require_contents_root("jupyter-perf report RUN_ID -o OUT.html")
+        data = await self.call(runs_service.export_report, self.store_root, run_id,
                                body.get("path"), root, cache_mb=self.report_cache_mb)
         self.write_json(data, status=201)
 
 
-def setup_handlers(web_app: tornado.web.Application, store_dir: str = "",
-                   report_cache_mb: float = report_cache.DEFAULT_LIMIT_MB) -> None:
-    base_url = web_app.settings["base_url"]
-    web_app.settings["jupyter_perf"] = {"store_dir": store_dir,
-                                        "report_cache_mb": report_cache_mb}
-    api = url_path_join(base_url, API_NAMESPACE)
-    handlers = [
-        (url_path_join(api, "version"), VersionHandler),
-        (url_path_join(api, "runs"), RunsHandler),
-        (url_path_join(api, "runs", RUN_ID), RunHandler),
-        (url_path_join(api, "runs", RUN_ID, "report"), ReportHandler),
-        (url_path_join(api, "runs", RUN_ID, "export"), ExportHandler),
-    ]
-    handlers += static_handlers(base_url)  # BokehJS for the report renderer (server/static.py)
-    from .compare_api import compare_handlers
-    handlers += compare_handlers(api)      # compare two runs (issue J, server/compare_api.py)
-    web_app.add_handlers(".*$", handlers)
+# -- two runs compared (docs/compare.md) --------------------------------------------------
+class CompareHandler(SandboxedPageHandler):
+    """``GET compare/{a}/{b}[?format=json]``: the comparison (HTML, else its JSON summary)."""
+
+    @tornado.web.authenticated
+    async def get(self, a: str, b: str) -> None:
+        self.set_header("Cache-Control", "no-store")
+        if self.get_query_argument("format", "html") == "json":
+            self.write_json(await self.call(compare_service.comparison_json,
+                                            self.store_root, a, b))
+            return
+        html = await self.call(compare_service.comparison_html, self.store_root, a, b)
+        self.finish(html, set_content_type=HTML_TYPE)
+
+
+class CompareExportHandler(PerfHandler):
+    """``POST compare/{a}/{b}/export`` with ``{"path": "rel/path.html"}`` (optional)."""
+
+    @tornado.web.authenticated
+    async def post(self, a: str, b: str) -> None:
+        body = self.json_body('{"path": "cmp.html"}')
+        root = self.require_contents_root("jupyter-perf compare A B --html OUT")
+        data = await self.call(compare_service.export_comparison, self.store_root, a, b,
+                               body.get("path"), root)
+        self.write_json(data, status=201)

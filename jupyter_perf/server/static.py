@@ -2,7 +2,8 @@
 
 The report in a notebook output is a compact payload (``bokeh.embed.json_item``) under the
 MIME type ``application/vnd.jupyter-perf.report+json`` (docs/report.md); the labextension's
-renderer embeds it with BokehJS, loaded once per page from this route:
+renderer embeds it with BokehJS, loaded once per page from this route (its prefix is
+``constants.BOKEH_NAMESPACE``; the route table is in ``server/__init__.py``):
 
     GET {base_url}jupyter-perf/static/bokeh/{bokeh_version}/{bundle}.js
 
@@ -32,10 +33,6 @@ from typing import Any
 
 import tornado.web
 from jupyter_server.base.handlers import JupyterHandler
-from jupyter_server.utils import url_path_join
-
-#: The route's prefix under the server's base URL.
-BOKEH_NAMESPACE = "jupyter-perf/static/bokeh"
 
 #: The only file names served: BokehJS's bundles (bokeh, bokeh-widgets, bokeh-tables, ...).
 BUNDLE = re.compile(r"bokeh(?:-[a-z0-9]+)?(?:\.min)?\.js")
@@ -114,8 +111,3 @@ class _NotServed(tornado.web.HTTPError):
         super().__init__(404)
         self.message = message
 
-
-def static_handlers(base_url: str) -> list[tuple[str, type, dict[str, str]]]:
-    """The route, for ``web_app.add_handlers`` (server/handlers.py ``setup_handlers``)."""
-    route = url_path_join(base_url, BOKEH_NAMESPACE, r"(?P<version>[^/]+)", r"(?P<bundle>[^/]+)")
-    return [(route, BokehJSHandler, {"path": bokehjs_dir()})]

@@ -11,7 +11,7 @@ from tornado.httpclient import HTTPClientError
 
 import jupyter_perf
 from jupyter_perf.atomic import export_owner
-from jupyter_perf.server import runs_api
+from jupyter_perf.server import runs_service
 
 from runs_factory import make_run, save_run
 
@@ -124,7 +124,7 @@ async def test_list_rejects_bad_paging(jp_fetch, seeded, params):
 
 async def test_list_caps_the_page_size(jp_fetch, seeded):
     data = json.loads((await jp_fetch(*API, "runs", params={"limit": 10**6})).body)
-    assert data["limit"] == runs_api.MAX_LIMIT and len(data["runs"]) == 3
+    assert data["limit"] == runs_service.MAX_LIMIT and len(data["runs"]) == 3
 
 
 # -- GET runs/{id} ------------------------------------------------------------------------
@@ -229,13 +229,13 @@ async def test_bad_id_is_400_json(jp_fetch, seeded):
 # -- GET runs/{id}/report -----------------------------------------------------------------
 async def test_report_is_html_and_cached_on_disk(jp_fetch, seeded, store, monkeypatch):
     calls = []
-    real = runs_api.render_report
+    real = runs_service.render_report
 
     def counting(run):
         calls.append(run.run_id)
         return real(run)
 
-    monkeypatch.setattr(runs_api, "render_report", counting)
+    monkeypatch.setattr(runs_service, "render_report", counting)
     run = seeded[0]
     first = await jp_fetch(*API, "runs", run.run_id, "report")
     assert first.code == 200
@@ -259,7 +259,7 @@ async def test_report_is_html_and_cached_on_disk(jp_fetch, seeded, store, monkey
 
 async def test_report_cache_is_invalidated_when_the_run_is_saved_again(jp_fetch, seeded, store,
                                                                        monkeypatch):
-    monkeypatch.setattr(runs_api, "render_report", lambda run: f"<html>{run.label}</html>")
+    monkeypatch.setattr(runs_service, "render_report", lambda run: f"<html>{run.label}</html>")
     run = seeded[0]
     assert (await jp_fetch(*API, "runs", run.run_id, "report")).body == b"<html>daily aggregate</html>"
     run.label = "relabelled"
@@ -270,7 +270,7 @@ async def test_report_cache_is_invalidated_when_the_run_is_saved_again(jp_fetch,
 
 
 async def test_report_cache_key_mismatch_rerenders(jp_fetch, seeded, store, monkeypatch):
-    monkeypatch.setattr(runs_api, "render_report", lambda run: "<html>fresh</html>")
+    monkeypatch.setattr(runs_service, "render_report", lambda run: "<html>fresh</html>")
     run_dir = store.run_dir(seeded[0].run_id)
     with open(os.path.join(run_dir, "report.html"), "w") as fh:
         fh.write("<html>stale</html>")
@@ -284,7 +284,7 @@ async def test_render_failure_is_500_json(jp_fetch, seeded, monkeypatch):
     def broken(run):
         raise ValueError("boom")
 
-    monkeypatch.setattr(runs_api, "render_report", broken)
+    monkeypatch.setattr(runs_service, "render_report", broken)
     code, body = await fetch_error(jp_fetch, *API, "runs", seeded[0].run_id, "report")
     assert_json_error(code, body, 500)
     assert "boom" in body["error"] and "server log" in body["error"]
@@ -368,7 +368,7 @@ async def test_unwritable_store_is_500_json(jp_fetch, tmp_path, monkeypatch):
 
 # -- POST runs/{id}/export ----------------------------------------------------------------
 async def test_export_default_path(jp_fetch, seeded, jp_root_dir, monkeypatch):
-    monkeypatch.setattr(runs_api, "render_report", lambda run: f"<html>{run.run_id}</html>")
+    monkeypatch.setattr(runs_service, "render_report", lambda run: f"<html>{run.run_id}</html>")
     run = seeded[2]
     response = await jp_fetch(*API, "runs", run.run_id, "export", method="POST", body="")
     assert response.code == 201
@@ -422,7 +422,7 @@ async def test_export_refuses_symlink_escapes(jp_fetch, seeded, jp_root_dir, tmp
 async def test_export_never_writes_through_a_symlink_or_over_a_users_file(
         jp_fetch, seeded, jp_root_dir, monkeypatch):
     """The issue's case: ``nb-alias.html`` -> ``keep.ipynb`` in the Jupyter root."""
-    monkeypatch.setattr(runs_api, "render_report", lambda run: "<html>" + "x" * 10000 + "</html>")
+    monkeypatch.setattr(runs_service, "render_report", lambda run: "<html>" + "x" * 10000 + "</html>")
     notebook = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
     (jp_root_dir / "keep.ipynb").write_text(notebook)
     os.symlink("keep.ipynb", jp_root_dir / "nb-alias.html")
@@ -502,7 +502,7 @@ async def test_report_is_served_with_the_login_cookie(jp_serverapp, http_server_
     """A browser tab (or an iframe) sends the login cookie, not the token header."""
     from jupyter_server.utils import url_path_join
 
-    monkeypatch.setattr(runs_api, "render_report", lambda run: "<html>ok</html>")
+    monkeypatch.setattr(runs_service, "render_report", lambda run: "<html>ok</html>")
     login_url = url_path_join(jp_base_url, "login")
     form = await http_server_client.fetch(login_url, raise_error=False)
     cookies = {c.split(";")[0].split("=", 1)[0]: c.split(";")[0]

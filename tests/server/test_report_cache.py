@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from jupyter_perf.server import report_cache, runs_api
+from jupyter_perf.server import report_cache, runs_service
 from runs_factory import make_run, save_run
 
 API = ("jupyter-perf", "api")
@@ -35,7 +35,7 @@ def sized_reports(monkeypatch):
         body = f"<html><!-- {run.run_id} -->"
         return body + "x" * (400 * KB - len(body) - 7) + "</html>"
 
-    monkeypatch.setattr(runs_api, "render_report", render)
+    monkeypatch.setattr(runs_service, "render_report", render)
 
 
 def cached_files(store) -> dict[str, int]:
@@ -73,7 +73,7 @@ async def test_the_cache_is_bounded_in_bytes_and_evicts_the_least_recently_serve
 
 async def test_a_report_larger_than_the_cache_is_served_but_not_kept(jp_fetch, store,
                                                                     monkeypatch):
-    monkeypatch.setattr(runs_api, "render_report", lambda run: "<html>" + "y" * 2 * 1024 * KB)
+    monkeypatch.setattr(runs_service, "render_report", lambda run: "<html>" + "y" * 2 * 1024 * KB)
     run = save_run(store, make_run())
     for _ in range(2):
         state, body = await fetch_report(jp_fetch, run.run_id)
@@ -94,7 +94,7 @@ async def test_one_render_at_a_time(jp_fetch, store, monkeypatch):
             active[0] -= 1
         return f"<html>{run.run_id}</html>"
 
-    monkeypatch.setattr(runs_api, "render_report", render)
+    monkeypatch.setattr(runs_service, "render_report", render)
     ids = [save_run(store, make_run(label=str(i))).run_id for i in range(3)]
     results = await asyncio.gather(*(fetch_report(jp_fetch, run_id) for run_id in ids))
     assert [r[1] for r in results] == [f"<html>{run_id}</html>" for run_id in ids]

@@ -11,7 +11,7 @@ from bokeh.resources import INLINE
 from bokeh.util.paths import bokehjs_path
 from tornado.httpclient import HTTPClientError
 
-from jupyter_perf.server.static import BOKEH_NAMESPACE
+from jupyter_perf.constants import BOKEH_NAMESPACE
 
 STATIC = tuple(BOKEH_NAMESPACE.split("/"))
 VERSION = bokeh.__version__

@@ -1,9 +1,10 @@
-"""What the REST API does, as plain functions (no tornado, no jupyter_server).
+"""What the REST API does with runs, as plain functions (no tornado, no jupyter_server).
 
-The handlers in ``handlers.py`` only parse the request, call one function here
-and write its result. Every function takes the store root explicitly and opens
-a fresh ``RunStore`` (a few path joins; SQLite is opened per call), so runs that
-any kernel writes appear on the next request without restarting the server.
+The handlers in ``handlers.py`` only parse the request, call one function here and
+write its result (``compare_service.py`` does the same for two runs compared). Every
+function takes the store root explicitly and opens a fresh ``RunStore`` (a few path
+joins; SQLite is opened per call), so runs that any kernel writes appear on the next
+request without restarting the server.
 
 Failures are ``ApiError`` with an HTTP status and a one-line message that says
 what to do next; ``StoreError`` becomes a 500 with the store's own message.
@@ -14,9 +15,10 @@ import os
 import posixpath
 from typing import Any, BinaryIO, Callable
 
+from ..atomic import ExportError, write_export
+from ..constants import API_NAMESPACE
 from ..errors import one_line
 from ..store import RunStore, StoreError, home_dir, valid_run_id
-from ..atomic import ExportError, write_export
 from . import report_cache
 
 #: Largest page the list endpoint returns; the sidebar never needs more at once.
@@ -41,13 +43,13 @@ def open_store(root: str | None) -> RunStore:
 def check_run_id(run_id: str) -> str:
     if not isinstance(run_id, str) or not valid_run_id(run_id):
         raise ApiError(400, f"not a valid run id: {str(run_id)[:80]!r}; run ids look like "
-                            "20261122-015800-3f9a1c (see GET /jupyter-perf/api/runs)")
+                            f"20261122-015800-3f9a1c (see GET /{API_NAMESPACE}/runs)")
     return run_id
 
 
 def _not_found(run_id: str) -> ApiError:
     return ApiError(404, f"no run {run_id} in the store; it may have been deleted "
-                         "(GET /jupyter-perf/api/runs lists the runs there are)")
+                         f"(GET /{API_NAMESPACE}/runs lists the runs there are)")
 
 
 def _store_error(exc: StoreError) -> ApiError:
@@ -259,7 +261,7 @@ def export_report(root: str | None, run_id: str, path: str | None, contents_root
 def export_html(path: str | None, run_id: str, contents_root: str,
                 make_html: Callable[[], str]) -> dict:
     """Write ``make_html()`` to ``path`` (relative to the contents root) as an export marked
-    with ``run_id`` (a run's report, or a comparison: ``compare_api.py``)."""
+    with ``run_id`` (a run's report, or a comparison: ``compare_service.py``)."""
     rel = export_path(path, run_id)
     folder_rel, name = posixpath.split(rel)
     folder = check_inside(contents_root, folder_rel)

@@ -18,9 +18,10 @@ import logging
 import os
 import sys
 import time
-from typing import Any, Sequence
+from typing import Sequence
 
 from .errors import JupyterPerfError, one_line
+from .render import fmt
 
 EXIT_ERROR = 2
 
@@ -102,16 +103,6 @@ def _compare_parsers(sub) -> None:
 
 
 # ---------------------------------------------------------------------------
-def _ms(value: Any) -> str:
-    """A duration as the report and the sidebar write it (``render/fmt.py``)."""
-    from .render.fmt import ms
-
-    try:
-        return ms(float(value))
-    except (TypeError, ValueError):
-        return ms(None)
-
-
 def _write(path: str, text: str, run_id: str, force: bool) -> str:
     """Export a report (``atomic.write_export``: never through a symlink, never over a file
     that is not an earlier export of the same run unless ``--force``)."""
@@ -125,22 +116,18 @@ def _write(path: str, text: str, run_id: str, force: bool) -> str:
 
 
 def _report(analysis_or_run) -> str:
-    from . import report_html
+    from .render import report_html
     return report_html(analysis_or_run)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _text_summary(s: dict, run_id: str | None) -> str:
     name = s.get("app_name") or ""
     lines = [f"{s.get('app_id') or '?'}{'  ' + name if name else ''}  (Spark "
              f"{s.get('spark_version') or '?'})",
-             f"wall {_ms(s.get('wall_ms'))} over {_count(len(s.get('jobs') or []), 'job')}, "
-             f"{_count(len(s.get('stages') or []), 'stage')}, "
-             f"{_count(s.get('task_attempts', 0), 'task attempt')} "
-             f"on {_count(s.get('slots', 0), 'slot')}",
+             f"wall {fmt.ms(s.get('wall_ms'))} over {fmt.count(len(s.get('jobs') or []), 'job')}, "
+             f"{fmt.count(len(s.get('stages') or []), 'stage')}, "
+             f"{fmt.count(s.get('task_attempts', 0), 'task attempt')} "
+             f"on {fmt.count(s.get('slots', 0), 'slot')}",
              f"verdict: {s.get('verdict', '')}"]
     parts = sorted(((v.get("ms", 0.0), v.get("label", k), v.get("kind", ""))
                     for k, v in (s.get("breakdown") or {}).items()), reverse=True)
@@ -151,10 +138,10 @@ def _text_summary(s: dict, run_id: str | None) -> str:
         lines.append("task time: " + ", ".join(top))
     w = s.get("whatif") or {}
     if w:
-        lines.append(f"what-if: infinite disk {_ms(w.get('infinite_disk_ms'))} (upper bound), "
-                     f"infinite network {_ms(w.get('infinite_network_ms'))}, no GC "
-                     f"{_ms(w.get('no_gc_ms'))}, no stragglers {_ms(w.get('no_stragglers_ms'))}, "
-                     f"2x slots {_ms(w.get('slots_x2_ms'))}; model error "
+        lines.append(f"what-if: infinite disk {fmt.ms(w.get('infinite_disk_ms'))} (upper bound), "
+                     f"infinite network {fmt.ms(w.get('infinite_network_ms'))}, no GC "
+                     f"{fmt.ms(w.get('no_gc_ms'))}, no stragglers {fmt.ms(w.get('no_stragglers_ms'))}, "
+                     f"2x slots {fmt.ms(w.get('slots_x2_ms'))}; model error "
                      f"{(w.get('model_error') or 0):.1%}")
     for warning in s.get("warnings") or []:
         lines.append(f"warning: {warning}")
@@ -214,9 +201,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
     print(f"{'RUN_ID':<24} {'CREATED (UTC)':<19} {'KIND':<8} {'WALL':>9} {'TASKS':>7}  WHAT")
     for r in rows:
         created = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime((r.get("created_ms") or 0) / 1000))
-        what = r.get("label") or r.get("first_line") or r.get("app_id") or ""
+        what = fmt.run_title(r)
         print(f"{r['run_id']:<24} {created:<19} {(r.get('kind') or ''):<8} "
-              f"{_ms(r.get('wall_ms')):>9} {r.get('num_tasks') or 0:>7}  {what[:60]}")
+              f"{fmt.ms(r.get('wall_ms')):>9} {r.get('num_tasks') or 0:>7}  {what[:60]}")
     return 0
 
 
@@ -273,16 +260,16 @@ def cmd_accuracy(args: argparse.Namespace) -> int:
     print(f"{'A':<24} {'B':<24} {'B CHANGED':<34} {'PREDICTED':>10} {'MEASURED':>10} {'ERROR':>7}")
     for r in rows:
         err = f"{r['signed_error']:+.1%}" if r.get("signed_error") is not None else "n/a"
-        pred = _ms(r["predicted_ms"]) if r.get("predicted_ms") is not None else "n/sim."
+        pred = fmt.ms(r["predicted_ms"]) if r.get("predicted_ms") is not None else "n/sim."
         print(f"{r['a'] or '':<24} {r['b'] or '':<24} {(r['what'] or '')[:34]:<34} {pred:>10} "
-              f"{_ms(r['measured_ms']):>10} {err:>7}")
+              f"{fmt.ms(r['measured_ms']):>10} {err:>7}")
     print()
     for d in accuracy.digest(rows):
         if d["median_error"] is None:
-            print(f"{d['what']}: {_count(d['comparisons'], 'comparison')}, none simulated "
+            print(f"{d['what']}: {fmt.count(d['comparisons'], 'comparison')}, none simulated "
                   "(suggestions only)")
             continue
-        print(f"{d['what']}: {_count(d['predicted'], 'prediction')}, median error "
+        print(f"{d['what']}: {fmt.count(d['predicted'], 'prediction')}, median error "
               f"{d['median_error']:.1%}, max {d['max_error']:.1%} (median signed "
               f"{d['median_signed_error']:+.1%}: + predicted slower than measured)"
               + (f"; {d['not_simulated']} not simulated" if d["not_simulated"] else ""))

@@ -1,30 +1,28 @@
-"""The analysis core imports only the model, numpy, pandas and the standard library."""
-import ast
+"""The analysis core loads no Spark, Jupyter or Bokeh, and exports its public names.
+
+What analysis/ may import (only analysis, model, numpy, pandas and the standard library) is
+checked statically, with every other room's rule, in ``tests/test_rooms.py``. This checks the
+same promise at run time: a fresh interpreter that imports ``jupyter_perf.analysis`` (and so
+``jupyter_perf/__init__.py`` too, as any user's import does) has loaded none of them — which
+also catches an import the source does not spell out (``importlib``, a dependency's own).
+"""
+import json
+import subprocess
 import sys
-from pathlib import Path
 
 import jupyter_perf.analysis as analysis
 
-ALLOWED_THIRD_PARTY = {"numpy", "pandas"}
+FORBIDDEN = ("pyspark", "py4j", "sparkmeasure", "IPython", "ipykernel", "ipywidgets", "jupyter",
+             "tornado", "traitlets", "bokeh", "nbconvert", "nbformat", "zmq")
 
 
-def test_analysis_imports_no_spark_jupyter_or_bokeh():
-    root = Path(analysis.__file__).parent
-    for path in root.glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:                      # relative: only the package or the model
-                    assert node.level == 1 or node.module == "model", (path.name, node.module)
-                    continue
-                names = [node.module]
-            else:
-                continue
-            for name in names:
-                top = name.split(".")[0]
-                assert top in ALLOWED_THIRD_PARTY or top in sys.stdlib_module_names, \
-                    f"{path.name} imports {name}"
+def test_importing_the_analysis_core_loads_no_spark_jupyter_or_bokeh():
+    code = ("import json, sys, jupyter_perf.analysis; "
+            "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], check=True,
+                                       capture_output=True, text=True).stdout)
+    bad = [m for m in loaded if m.startswith(FORBIDDEN) and m != "jupyter_perf"]
+    assert bad == [], f"import jupyter_perf.analysis loaded {bad}"
 
 
 def test_public_names():

@@ -17,7 +17,7 @@ from IPython.display import display
 
 from ..atomic import utf8_safe
 from ..errors import JupyterPerfError, one_line
-from ..render import inline
+from ..render import fmt, inline
 from ..service.saving import analysis_or_none, save
 from ..store import StoreError, default_store, valid_run_id
 from .live import LiveDisplay, mode_for
@@ -236,7 +236,7 @@ class PerfMagics(Magics):
         try:
             if run.jobs.empty and run.stages.empty:   # stages without jobs: Connect client-only
                 live.replace(None, "perfmeasure: " + (
-                    f"no Spark jobs ran in this cell ({run.wall_ms / 1000:.2f} s); nothing to "
+                    f"no Spark jobs ran in this cell ({fmt.ms(run.wall_ms)}); nothing to "
                     "profile" if run.status == "no-jobs" else
                     "no Spark job of this cell could be collected; see the line(s) below"))
             elif args.no_report:
@@ -380,12 +380,11 @@ def plain_sigint():
 def format_run_list(rows: list[dict]) -> str:
     if not rows:
         return "No runs yet: put %%perfmeasure on top of a cell that runs Spark."
-    lines = [f"{'run id':<24} {'when':<19} {'wall':>9} {'tasks':>7}  status    label / first line"]
+    lines = [f"{'run id':<24} {'when':<19} {'wall':>9} {'tasks':>7}  status    title"]
     for r in rows:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime((r["created_ms"] or 0) / 1000))
-        text = (r.get("label") or r.get("first_line") or "")[:60]
-        lines.append(f"{r['run_id']:<24} {when:<19} {(r['wall_ms'] or 0) / 1000:>8.2f}s "
-                     f"{r['num_tasks'] or 0:>7}  {r['status'] or '':<9} {text}")
+        lines.append(f"{r['run_id']:<24} {when:<19} {fmt.ms(r['wall_ms']):>9} "
+                     f"{r['num_tasks'] or 0:>7}  {r['status'] or '':<9} {fmt.run_title(r)[:60]}")
     return "\n".join(lines)
 
 

@@ -39,7 +39,7 @@ def _header(run: Run) -> str:
         f"<span style='color:{c.color}'>■</span> {fmt.esc(c.label)} {fmt.ms(split[c.key]['ms'])} "
         f"({fmt.pct(split[c.key]['ms'], total)}, {c.kind})"
         for c in COMPONENTS if split[c.key]["ms"] > 0)
-    title = fmt.esc(run.label or run.first_line or run.run_id)
+    title = fmt.esc(fmt.run_title(run))
     status = "" if run.status == "ok" else f" — <b>{fmt.esc(run.status)}</b>"
     error = f"<div class='jp-err'>{fmt.esc(run.error)}</div>" if run.error else ""
     warnings = "".join(f"<li>{fmt.esc(w)}</li>" for w in run.warnings)

@@ -153,10 +153,6 @@ def _ms_triplet(d: dict) -> list[str]:
             f"<span class='{_cls(d.get('delta'))}'>{_signed_ms(d.get('delta'))}</span>"]
 
 
-def _count(v: float | None) -> str:
-    return fmt.UNKNOWN if v is None else f"{v:,.0f}"
-
-
 def _operators(s: dict) -> str:
     ops = s.get("operators") or []
     if not ops:
@@ -171,7 +167,7 @@ def _operators(s: dict) -> str:
         desc = desc if len(desc) <= DESCRIPTION_CHARS else desc[:DESCRIPTION_CHARS - 1] + "…"
         rows.append([fmt.esc(r["name"]), f"<span class='muted'>{fmt.esc(desc)}</span>",
                      fmt.esc(how), *_ms_triplet(r["task_time_ms"]),
-                     f"{_count(r['rows_out']['a'])} → {_count(r['rows_out']['b'])}"])
+                     f"{fmt.count(r['rows_out']['a'])} → {fmt.count(r['rows_out']['b'])}"])
     more = (f"<div class='muted'>{len(ops) - OPERATOR_ROWS} more operators changed less.</div>"
             if len(ops) > OPERATOR_ROWS else "")
     return ("<h2>Operators</h2><div class='muted'>Matched by plan shape and operator names, "
@@ -196,7 +192,7 @@ def _stages(s: dict) -> str:
             f"{_ratio(skew.get('a'))} → {_ratio(skew.get('b'))}"
         rows.append([fmt.esc(r["name"]), fmt.esc(r["a_stage"] or "–"), fmt.esc(r["b_stage"] or "–"),
                      fmt.esc(how),
-                     f"{_count(r['num_tasks']['a'])} → {_count(r['num_tasks']['b'])}",
+                     f"{fmt.count(r['num_tasks']['a'])} → {fmt.count(r['num_tasks']['b'])}",
                      *_ms_triplet(r["executor_run_time_ms"]),
                      f"{fmt.nbytes(r['shuffle_read_bytes']['a'])} → "
                      f"{fmt.nbytes(r['shuffle_read_bytes']['b'])}", sk])
@@ -230,7 +226,7 @@ def _volume(s: dict) -> str:
         d = vol.get(key)
         if not d:
             continue
-        f = fmt.nbytes if unit == "bytes" else _count
+        f = fmt.nbytes if unit == "bytes" else fmt.count
         delta = d.get("delta") or 0.0
         sign = "+" if delta > 0 else ""
         rows.append([fmt.esc(label), f(d.get("a")), f(d.get("b")),
@@ -240,8 +236,8 @@ def _volume(s: dict) -> str:
                        ("data_skew", "data-skewed tasks (slow because of more data)")):
         d = strag.get(key)
         if d:
-            rows.append([fmt.esc(label), _count(d["a"]), _count(d["b"]),
-                         f"{'+' if (d['delta'] or 0) > 0 else ''}{_count(d['delta'])}"])
+            rows.append([fmt.esc(label), fmt.count(d["a"]), fmt.count(d["b"]),
+                         f"{'+' if (d['delta'] or 0) > 0 else ''}{fmt.count(d['delta'])}"])
     return ("<h2>Data volume, stragglers and skew</h2>"
             + _table([("", False), ("A", True), ("B", True), ("change", True)], rows))
 
@@ -319,17 +315,18 @@ def comparison_text(s: dict[str, Any], operators: int = 8) -> str:
     if stages:
         same = sum(1 for r in stages if r["matched"] and r["same_shape"])
         lines.append(f"stages: {same} of {len(stages)} matched by shape; "
-                     + "; ".join(f"{r['name']}: tasks {_count(r['num_tasks']['a'])} → "
-                                 f"{_count(r['num_tasks']['b'])}" for r in stages[:4]))
+                     + "; ".join(f"{r['name']}: tasks {fmt.count(r['num_tasks']['a'])} → "
+                                 f"{fmt.count(r['num_tasks']['b'])}" for r in stages[:4]))
     vol = s.get("volume") or {}
     lines.append("data: " + ("; ".join(
-        f"{label} {(fmt.nbytes if unit == 'bytes' else _count)(vol[k]['a'])} → "
-        f"{(fmt.nbytes if unit == 'bytes' else _count)(vol[k]['b'])}"
+        f"{label} {(fmt.nbytes if unit == 'bytes' else fmt.count)(vol[k]['a'])} → "
+        f"{(fmt.nbytes if unit == 'bytes' else fmt.count)(vol[k]['b'])}"
         for k, label, unit in VOLUME_LABELS if k in vol and vol[k]["a"] != vol[k]["b"]) or "unchanged"))
     st = s.get("stragglers") or {}
-    lines.append(f"stragglers {_count(st['stragglers']['a'])} → {_count(st['stragglers']['b'])}, "
-                 f"data-skewed tasks {_count(st['data_skew']['a'])} → "
-                 f"{_count(st['data_skew']['b'])}")
+    lines.append(f"stragglers {fmt.count(st['stragglers']['a'])} → "
+                 f"{fmt.count(st['stragglers']['b'])}, "
+                 f"data-skewed tasks {fmt.count(st['data_skew']['a'])} → "
+                 f"{fmt.count(st['data_skew']['b'])}")
     lines += list(s.get("notes") or [])
     return "\n".join(lines)
 

@@ -1,9 +1,11 @@
-"""Human formatting of ms and bytes, and HTML escaping of user strings.
+"""Human formatting of ms, bytes and counts, the run title, and HTML escaping of user strings.
 
-This is the one duration/bytes format of the project: the report (``js/report.js`` ports
-``ms`` and ``nbytes`` operation for operation), the sidebar (TypeScript) and the CLI write
-the same strings. ``tests/render/fmt_vectors.json`` holds input → string pairs that the
-Python, the report's JS and the sidebar's jest tests all check.
+This is the one Python format of the project: the report, the CLI and the kernel write with
+it. Its one JavaScript twin is ``labextension/src/format.ts``: the sidebar imports it, and the
+report's browser code runs it as ``js/format.js`` (built from it). Both write the same strings:
+``tests/render/fmt_vectors.json`` holds input → string pairs that the Python, the report's JS
+and the sidebar's jest tests all check; ``tests/render/text_vectors.json`` does the same for
+the run title (``row.ts`` ``runTitle``) and the counts.
 
 Rules: a value is rounded to the unit it is shown in *before* the unit is chosen, so a value
 never shows as "1000 ms", "60.00 s" or "1 min 60 s"; rounding is Python's (the exact binary
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Mapping
+from typing import Any
 
 UNKNOWN = "–"
 BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
@@ -22,13 +26,27 @@ def _signed(negative: bool, text: str, zero: bool) -> str:
     return "-" + text if negative and not zero else text
 
 
-def ms(value: float | None) -> str:
-    """Milliseconds: "12 ms", "1.25 s", "3 min 05 s", "2 h 07 min"."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+def _number(value: Any) -> float | None:
+    """``value`` as a float; None when it is missing, NaN or no number at all."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(v) else v
+
+
+def _non_finite(v: float | None) -> str | None:
+    """What a value that is no finite number reads as ("–" unknown, "∞", "-∞"); else None."""
+    if v is None:
         return UNKNOWN
-    v = float(value)
-    if math.isinf(v):
-        return "-∞" if v < 0 else "∞"
+    return ("-∞" if v < 0 else "∞") if math.isinf(v) else None
+
+
+def ms(value: Any) -> str:
+    """Milliseconds: "12 ms", "1.25 s", "3 min 05 s", "2 h 07 min"; "–" when unknown."""
+    v = _number(value)
+    if (special := _non_finite(v)) is not None:
+        return special
     a = abs(v)
     whole = round(a)                       # half to even, as format(a, ".0f")
     if whole < 1000:
@@ -43,13 +61,11 @@ def ms(value: float | None) -> str:
     return _signed(v < 0, f"{m // 60} h {m % 60:02d} min", False)
 
 
-def nbytes(value: float | None) -> str:
+def nbytes(value: Any) -> str:
     """Bytes in binary units: "512 B", "1.5 KiB", "10.7 MiB" (never "1024.0 KiB")."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return UNKNOWN
-    v = float(value)
-    if math.isinf(v):
-        return "-∞" if v < 0 else "∞"
+    v = _number(value)
+    if (special := _non_finite(v)) is not None:
+        return special
     a = abs(v)
     whole = round(a)
     if whole < 1024:
@@ -73,9 +89,38 @@ def esc(text: object) -> str:
 
 
 def change(new: float, old: float) -> str:
-    """Signed percentage change, as the What-if tab shows it (``report.js`` fmtChange)."""
+    """Signed percentage change, as the What-if tab shows it (``format.ts`` formatChange)."""
     if not old:
         return UNKNOWN
     p = 100.0 * (new - old) / old
     s = f"{p:.1f}"
     return ("+" if p >= 0 and not s.startswith("-") else "") + s + "%"
+
+
+def count(value: Any, noun: str = "") -> str:
+    """"1 job", "1,234 task attempts"; the number alone without a noun; "–" when unknown
+    (no noun then).
+
+    The noun takes an "s" unless the count is 1 (``format.ts`` formatCount)."""
+    v = _number(value)
+    if (special := _non_finite(v)) is not None:
+        return special
+    text = f"{v:,.0f}"
+    return f"{text} {noun}{'' if v == 1 else 's'}" if noun else text
+
+
+TITLE_FIELDS = ("label", "first_line", "app_id", "run_id")
+
+
+def run_title(run: Any) -> str:
+    """The run's title: its label, else the cell's first line, else the Spark application id,
+    else the run id — each stripped, the first that is not empty (``row.ts`` runTitle).
+
+    ``run`` is a :class:`~jupyter_perf.model.Run` or a stored run's row (a mapping with the
+    same names, as ``GET runs`` and ``Store.list`` give it)."""
+    for key in TITLE_FIELDS:
+        value = run.get(key) if isinstance(run, Mapping) else getattr(run, key, None)
+        text = str(value or "").strip()
+        if text:
+            return text
+    return ""

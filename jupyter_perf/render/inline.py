@@ -35,6 +35,7 @@ from ..model import Run
 from . import fmt
 from .report import fallback_document, report_document
 
+
 def encode_item(item: dict) -> str:
     text = json.dumps(item, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
@@ -52,7 +53,7 @@ def decode_item(payload: dict) -> dict:
 
 
 def title_of(run: Run) -> str:
-    return str(run.label or run.first_line or run.run_id)
+    return fmt.run_title(run)
 
 
 def payload(doc: Document, run: Run) -> dict[str, Any]:

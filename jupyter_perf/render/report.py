@@ -1,8 +1,9 @@
 """The interactive report: seven tabs in one Bokeh document, and its standalone offline HTML.
 
-``report_document(a)`` builds the tabs (``tabs/``) and wires one CustomJS — ``js/report.js``
-(replay port, level of detail, formatting) + ``js/main.js`` (dispatch) — to the document's
-ready event, both timelines' range updates, the what-if widgets and the straggler table.
+``report_document(a)`` builds the tabs (``tabs/``) and wires one CustomJS — ``js/format.js``
+(formatting, built from the sidebar's ``format.ts``) + ``js/report.js`` (replay port, level of
+detail) + ``js/main.js`` (dispatch) — to the document's ready event, both timelines' range
+updates, the what-if widgets and the straggler table.
 The per-task arrays it reads come from :mod:`.payload`. ``report_html`` inlines BokehJS
 (``INLINE`` resources): the file makes no network request.
 """
@@ -37,14 +38,18 @@ TITLE = "jupyter-perf report"
 TAB_NAMES = ["Summary", "Query", "Timeline", "Stages", "Stragglers", "What-if", "Memory"]
 
 
+# The browser code every report carries, in order: format.js (the sidebar's formatter,
+# built from labextension/src/format.ts: the one JS formatter), report.js, main.js.
+JS_FILES = ("format.js", "report.js", "main.js")
+
+
 @functools.lru_cache(maxsize=None)
 def js_source() -> str:
-    """report.js + main.js as every report carries them: without indentation, blank lines
+    """``JS_FILES`` as every report carries them: without indentation, blank lines
     and whole-line comments (each notebook output holds a copy; no template literal of
     ours spans lines, and ``test_report_js`` runs exactly this text)."""
     base = _res.files("jupyter_perf.render") / "js"
-    text = (base / "report.js").read_text(encoding="utf-8") + "\n" + \
-        (base / "main.js").read_text(encoding="utf-8")
+    text = "\n".join((base / name).read_text(encoding="utf-8") for name in JS_FILES)
     lines = (line.strip() for line in text.splitlines())
     return "\n".join(line for line in lines if line and not line.startswith("//"))
 

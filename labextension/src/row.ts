@@ -3,20 +3,32 @@
  * status. Pure functions of a `GET runs` row; the panel writes them as text.
  */
 
-import { formatDuration, formatRelativeTime, pyFixed } from './format';
+import {
+  formatCount,
+  formatDuration,
+  formatRelativeTime,
+  pyFixed
+} from './format';
 
 import { IRunRow, ITopOperator } from './types';
 
-/** The row's title: its label, else the first line of the cell, else the run id. */
+/**
+ * The run's title, `render/fmt.py` `run_title`'s rule: its label, else the
+ * first line of the cell, else the Spark application id, else the run id;
+ * each trimmed, the first that is not empty (tests/render/text_vectors.json
+ * pins the two together).
+ */
 export function runTitle(
-  row: Pick<IRunRow, 'label' | 'first_line' | 'run_id'>
+  row: Pick<IRunRow, 'label' | 'first_line' | 'run_id'> &
+    Partial<Pick<IRunRow, 'app_id'>>
 ): string {
-  const label = (row.label || '').trim();
-  if (label) {
-    return label;
+  for (const text of [row.label, row.first_line, row.app_id, row.run_id]) {
+    const t = (text ?? '').trim();
+    if (t) {
+      return t;
+    }
   }
-  const first = (row.first_line || '').trim();
-  return first || row.run_id;
+  return '';
 }
 
 /** The notebook's file name ("etl.ipynb"), or '' when the run has none. */
@@ -137,7 +149,11 @@ export function runTooltip(row: IRunRow): string {
     runTitle(row),
     `run ${row.run_id}` + (row.app_id ? ` · ${row.app_id}` : ''),
     row.notebook_path || row.notebook || '',
-    `${row.num_jobs ?? 0} jobs · ${row.num_stages ?? 0} stages · ${row.num_tasks ?? 0} task attempts`,
+    [
+      formatCount(row.num_jobs ?? 0, 'job'),
+      formatCount(row.num_stages ?? 0, 'stage'),
+      formatCount(row.num_tasks ?? 0, 'task attempt')
+    ].join(' · '),
     row.verdict || ''
   ];
   return lines.filter(s => s).join('\n');

@@ -1,6 +1,7 @@
 """report.js under node (when there is one): the replay port equals Analysis.whatif exactly
-on every slider setting, and fmtMs / fmtBytes give fmt's strings on the shared vectors. The
-browser test repeats a sample of this in Chromium through the real widgets."""
+on every slider setting, and the report's formatter (format.js, built from the sidebar's
+format.ts) gives fmt's strings on the shared vectors. The browser test repeats a sample of
+this in Chromium through the real widgets."""
 import json
 import math
 import shutil
@@ -63,7 +64,8 @@ const bars = (inp.bars || []).map((raw) => {
 });
 const V = inp.vectors;
 console.log(JSON.stringify({predicted: out, bars,
-  ms: V ? V.ms.map(([x]) => JP.fmtMs(x)) : [], bytes: V ? V.bytes.map(([x]) => JP.fmtBytes(x)) : []}));
+  ms: V ? V.ms.map(([x]) => JP.fmt.formatDuration(x)) : [],
+  bytes: V ? V.bytes.map(([x]) => JP.fmt.formatBytes(x)) : []}));
 """
 
 

@@ -14,7 +14,7 @@ function timed(name, f) {
 // is kept and used for every call, so the JIT's work carries over from move to move.
 const J = state.__jpLib || (state.__jpLib = JP);
 const S = state.__jp || (state.__jp = { D: timed("decode", () => J.init(P, JSON.parse(M))), sim: null });
-const D = S.D, meta = D.meta;
+const D = S.D, meta = D.meta, F = J.fmt;
 const stops = meta.disk_values.map(J.num), slotVals = meta.slot_values;
 
 function put(src, data) { src.data = data; }
@@ -95,11 +95,11 @@ function showNumber(s, predicted, simMs) {
   state.data = { predicted_ms: [predicted], simulated_ms: [simMs], disk: [s.disk], network: [s.network],
                  slots_factor: [s.slots], gc: [s.gc], stragglers: [s.stragglers] };
   const lab = (f) => (f === Infinity ? "∞" : `${f}×`);
-  out.text = `<div class='jp'><div class='big' data-predicted-ms='${predicted}'>Predicted: ${J.fmtMs(predicted)} ` +
-    `(${J.fmtChange(predicted, wall)} vs ${J.fmtMs(wall)} measured)</div>` +
+  out.text = `<div class='jp'><div class='big' data-predicted-ms='${predicted}'>Predicted: ${F.formatDuration(predicted)} ` +
+    `(${F.formatChange(predicted, wall)} vs ${F.formatDuration(wall)} measured)</div>` +
     `<div class='muted'>disk ${lab(s.disk)}${s.disk !== 1 ? " (upper bound)" : ""} · network ${lab(s.network)} · slots ×${s.slots} · ` +
     `${s.gc ? "GC as measured" : "no GC"} · ${s.stragglers ? "stragglers as measured" : "no stragglers"} — ` +
-    `simulated ${J.fmtMs(simMs)} vs baseline ${J.fmtMs(meta.base_ms)} <span class='est'>(estimated)</span></div></div>`;
+    `simulated ${F.formatDuration(simMs)} vs baseline ${F.formatDuration(meta.base_ms)} <span class='est'>(estimated)</span></div></div>`;
 }
 
 function whatif() {
@@ -171,7 +171,7 @@ function focusOperator() {
     opInfo.text = "<div class='jp muted'>No operator selected.</div>";
     return;
   }
-  const names = idx.map((i) => J.esc(ops.data.label[i])).join(", ");
+  const names = idx.map((i) => F.escapeHtml(ops.data.label[i])).join(", ");
   const stages = [...want].sort((x, y) => x - y).join(", ") || "none";
   let n = 0, lo = Infinity, hi = -Infinity;
   for (let i = 0; i < D.n; i++) {
@@ -202,8 +202,8 @@ function highlight() {
   tl.fig.x_range.setv({ start: (s - pad) / 1000, end: (s + d + pad) / 1000 });
   draw("tl");
   selected.text = `<div class='jp'>Task attempt ${D.tid[pos]} (stage ${meta.stage_ids[D.stage[pos]]}, ` +
-    `index ${D.idx[pos]}, ${J.fmtMs(d)} long, starting at ${J.fixedEven(s / 1000, 3)} s) is ` +
-    `highlighted on the <b>Timeline</b> tab, on lane “${J.esc(meta.lanes[lane])}”.</div>`;
+    `index ${D.idx[pos]}, ${F.formatDuration(d)} long, starting at ${F.pyFixed(s / 1000, 3)} s) is ` +
+    `highlighted on the <b>Timeline</b> tab, on lane “${F.escapeHtml(meta.lanes[lane])}”.</div>`;
 }
 
 const ev = cb_obj && cb_obj.event_name;

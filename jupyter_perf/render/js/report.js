@@ -5,9 +5,11 @@
 // operation in float64, including numpy's summation order (pairwise sums), so the predicted
 // time equals Analysis.whatif(...) exactly. JP.lod() turns per-task arrays into the bars of
 // a timeline: every task when few are in view, per-lane aggregates (with their task counts)
-// otherwise.
+// otherwise. Numbers are written by JPF (format.js, inlined before this file: the sidebar's
+// labextension/src/format.ts, built), the one formatter of the browser side; JP.fmt is it.
 const JP = (() => {
   "use strict";
+  const FMT = JPF;
 
   const num = (v) => (v === "inf" ? Infinity : v === "-inf" ? -Infinity : v);
   const get = (obj, key) => (obj instanceof Map ? obj.get(key) : obj[key]);
@@ -58,17 +60,10 @@ const JP = (() => {
   // np.add.reduceat over one segment: the first element, then a pairwise sum of the rest.
   const reduceatSum = (a, lo, n) => (n <= 1 ? a[lo] : a[lo] + pairwise(a, lo + 1, n - 1));
 
-  function rintEven(x) {           // np.round: half to even
-    const f = Math.floor(x);
-    const diff = x - f;
-    if (diff < 0.5) return f;
-    if (diff > 0.5) return f + 1;
-    return f % 2 === 0 ? f : f + 1;
-  }
-
+  // np.round (half to even) is FMT.pyRound: exact, as Python's round.
   function scaledSlots(slots, factor, nTasks) {  // replay.scaled_slots
     if (!(factor === Infinity)) {
-      const k = Math.max(rintEven(slots * factor), 1);
+      const k = Math.max(FMT.pyRound(slots * factor), 1);
       return Math.min(k, Math.max(nTasks, 1));
     }
     return Math.max(nTasks, 1);
@@ -136,7 +131,7 @@ const JP = (() => {
   // replay.scaled_windows: k x the slot windows, repeated in order (or the earliest kept).
   function scaledWindows(w, factor, nTasks) {
     const m = w[0].length;
-    const count = factor === Infinity ? Math.max(nTasks, m) : Math.max(rintEven(m * factor), 1);
+    const count = factor === Infinity ? Math.max(nTasks, m) : Math.max(FMT.pyRound(m * factor), 1);
     const from = new Float64Array(count), until = new Float64Array(count);
     for (let j = 0; j < count; j++) {
       from[j] = w[0][j % m];
@@ -367,81 +362,7 @@ const JP = (() => {
     return { pos, end: t };
   }
 
-  // ---------------------------------------------------------------- format (render/fmt.py)
-  function fixedEven(x, digits) {  // Python's format(x, f".{digits}f"): exact, ties to even
-    // toFixed rounds the exact binary value correctly too; only exact ties differ (JS rounds
-    // them up, Python to even), so take the slow exact path only near a tie.
-    const y = Math.abs(x) * Math.pow(10, digits), frac = y - Math.floor(y);
-    if (Math.abs(frac - 0.5) > 1e-7 && y < 1e15) return x.toFixed(digits);
-    const neg = x < 0 || Object.is(x, -0);
-    const s = Math.abs(x).toFixed(Math.min(100, digits + 60));
-    const [ip, fp = ""] = s.split(".");
-    let keep = ip + fp.slice(0, digits);
-    const rest = fp.slice(digits);
-    let up = false;
-    if (rest.length) {
-      if (rest[0] > "5") up = true;
-      else if (rest[0] === "5") {
-        const tail = rest.slice(1).replace(/0/g, "");
-        up = tail.length > 0 || (parseInt(keep[keep.length - 1], 10) % 2 === 1);
-      }
-    }
-    if (up) {
-      const arr = keep.split("");
-      let i = arr.length - 1;
-      while (i >= 0) {
-        if (arr[i] === "9") { arr[i] = "0"; i--; } else { arr[i] = String(+arr[i] + 1); break; }
-      }
-      if (i < 0) arr.unshift("1");
-      keep = arr.join("");
-    }
-    const ipLen = keep.length - digits;
-    let out = digits ? keep.slice(0, ipLen) + "." + keep.slice(ipLen) : keep;
-    if (neg && /[1-9]/.test(out)) out = "-" + out;
-    else if (neg) out = "-" + out;   // Python keeps "-0"
-    return out;
-  }
-  // fmt.ms / fmt.nbytes: the unit is chosen after rounding; exact ties round to even.
-  const signed = (neg, text, zero) => (neg && !zero ? "-" + text : text);
-  const pad2 = (x) => (x < 10 ? "0" + x : String(x));
-  function fmtMs(v) {
-    if (v === null || v === undefined || Number.isNaN(v)) return "–";
-    if (!Number.isFinite(v)) return v < 0 ? "-∞" : "∞";
-    const neg = v < 0, a = Math.abs(v);
-    const whole = Number(fixedEven(a, 0));
-    if (whole < 1000) return signed(neg, `${whole} ms`, whole === 0);
-    const secs = fixedEven(a / 1000, 2);
-    if (Number(secs) < 60) return signed(neg, `${secs} s`, false);
-    const s = Number(fixedEven(a / 1000, 0));
-    if (s < 3600) return signed(neg, `${Math.floor(s / 60)} min ${pad2(s % 60)} s`, false);
-    const m = Number(fixedEven(a / 60000, 0));
-    return signed(neg, `${Math.floor(m / 60)} h ${pad2(m % 60)} min`, false);
-  }
-  const BYTE_UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
-  function fmtBytes(v) {
-    if (v === null || v === undefined || Number.isNaN(v)) return "–";
-    if (!Number.isFinite(v)) return v < 0 ? "-∞" : "∞";
-    const neg = v < 0, a = Math.abs(v);
-    const whole = Number(fixedEven(a, 0));
-    if (whole < 1024) return signed(neg, `${whole} B`, whole === 0);
-    let x = a;
-    for (let u = 1; u < BYTE_UNITS.length; u++) {
-      x /= 1024;
-      const text = fixedEven(x, 1);
-      if (Number(text) < 1024 || u === BYTE_UNITS.length - 1) return signed(neg, `${text} ${BYTE_UNITS[u]}`, false);
-    }
-    return "–";
-  }
-  function fmtChange(newV, oldV) {   // fmt.change
-    if (!oldV) return "–";
-    const p = 100.0 * (newV - oldV) / oldV;
-    const s = fixedEven(p, 1);
-    return (p >= 0 && !s.startsWith("-") ? "+" : "") + s + "%";
-  }
-
-  // Escape text for HTML (fmt.esc): for the few user strings report.js puts into a Div.
-  const esc = (t) => String(t).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
+  const fmtMs = FMT.formatDuration, fmtBytes = FMT.formatBytes;
 
   // ---------------------------------------------------------------- level of detail
   // Each attempt is drawn as its components (the scenario's remainder, `keep`), scaled so the
@@ -473,7 +394,7 @@ const JP = (() => {
       task: `${D.tid[i]} (index ${D.idx[i]}, attempt ${D.att[i]})`,
       stage: M.stage_attempts[c] > 0 ? `${M.stage_ids[c]} (attempt ${M.stage_attempts[c]})` : `${M.stage_ids[c]}`,
       exec: `${M.lane_exec[lane]} on ${M.lane_host[lane]}`,
-      time: `${fmtMs(durMs)} from ${fixedEven(startMs / 1000, 3)} s`,
+      time: `${fmtMs(durMs)} from ${FMT.pyFixed(startMs / 1000, 3)} s`,
       parts: parts.join(" · ") || "–",
       read: `input ${fmtBytes(D.inb[i])} · shuffle read ${fmtBytes(D.shr[i])}`,
       notes: notes.join(", ") || "–",
@@ -578,7 +499,6 @@ const JP = (() => {
     return { mode: "aggregate", visible: vis, seg: null, box: null, agg };
   }
 
-  return { decode, pairwise, npSum, reduceatSum, rintEven, scaledSlots, durations, replay,
-           predict, whatif, init, scenarioKeep, simPositions, lod, fmtMs, fmtBytes, fmtChange,
-           fixedEven, get, num, esc };
+  return { decode, pairwise, npSum, reduceatSum, scaledSlots, durations, replay,
+           predict, whatif, init, scenarioKeep, simPositions, lod, get, num, fmt: FMT };
 })();

@@ -8,6 +8,7 @@ from bokeh.models import TabPanel
 
 from ...analysis import Analysis
 from ...analysis.stragglers import CAUSES
+from .. import fmt
 from ..widgets import div, table, table_height
 
 MAX_ROWS = 5000
@@ -48,7 +49,8 @@ def stragglers_tab(a: Analysis, pos: np.ndarray, rows: np.ndarray):
     n_strag = int((s["kind"] == "straggler").sum()) if n else 0
     more = (f" Showing the {MAX_ROWS:,} with the largest excess over their stage median "
             f"(of {n:,}).") if n > MAX_ROWS else ""
-    text = (f"<b>{n_strag} stragglers, {n - n_strag} data-skewed tasks</b> "
+    counts = f"{fmt.count(n_strag, 'straggler')}, {fmt.count(n - n_strag, 'data-skewed task')}"
+    text = (f"<b>{counts}</b> "
             f"<span class='muted'>A straggler's progress rate (duration per byte read) is more than "
             f"{a.straggler_threshold:g}× its stage's median; a cause explains it when the task would "
             f"not be a straggler had that cause taken no time in any task of the stage. "

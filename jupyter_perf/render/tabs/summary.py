@@ -126,7 +126,7 @@ def job_rows(a: Analysis, s: dict) -> dict[str, list]:
 
 
 def header_html(run, extra: str = "") -> str:
-    title = fmt.esc(run.label or run.first_line or run.run_id)
+    title = fmt.esc(fmt.run_title(run))
     status = "" if run.status == "ok" else f" — <b class='err'>{fmt.esc(run.status)}</b>"
     error = f"<div class='err'>{fmt.esc(run.error)}</div>" if run.error else ""
     return (f"<div style='font-size:15px'><b>jupyter-perf</b> · {title}{status}</div>{error}"

@@ -1,5 +1,12 @@
+/// <reference types="node" />
+import { execFileSync } from 'child_process';
+
 import {
   UNKNOWN,
+  escapeHtml,
+  formatBytes,
+  formatChange,
+  formatCount,
   formatDuration,
   formatRelativeTime,
   pageLabel,
@@ -8,6 +15,7 @@ import {
 } from '../format';
 
 import fmtVectors from '../../../tests/render/fmt_vectors.json';
+import textVectors from '../../../tests/render/text_vectors.json';
 
 import { NOW } from './fixtures';
 
@@ -15,15 +23,28 @@ import { NOW } from './fixtures';
  * render/fmt.py's own strings for these inputs, written by
  * tests/render/fmt_vectors.py (the render side checks the same file).
  */
-const VECTORS = fmtVectors as unknown as { ms: [number | null, string][] };
+const VECTORS = fmtVectors as unknown as {
+  ms: [number | null, string][];
+  bytes: [number | null, string][];
+};
+
+/** render/fmt.py's count() for these inputs (tests/render/text_vectors.json). */
+const COUNTS = textVectors.count as [number | null, string, string][];
+
+/** The vectors `port` writes otherwise than fmt.py: [input, fmt's, port's]. */
+function mismatches(
+  vectors: [number | null, string][],
+  port: (v: number | null) => string
+): [number | null, string, string][] {
+  return vectors
+    .map(([v, text]): [number | null, string, string] => [v, text, port(v)])
+    .filter(([, text, got]) => got !== text);
+}
 
 describe('formatDuration', () => {
   it('writes every shared test vector exactly as render/fmt.py ms()', () => {
     expect(VECTORS.ms.length).toBeGreaterThan(100);
-    const wrong = VECTORS.ms
-      .map(([ms, text]) => [ms, text, formatDuration(ms)])
-      .filter(([, text, got]) => got !== text);
-    expect(wrong).toEqual([]);
+    expect(mismatches(VECTORS.ms, formatDuration)).toEqual([]);
   });
 
   it.each([
@@ -46,6 +67,62 @@ describe('formatDuration', () => {
   });
 });
 
+describe('formatBytes', () => {
+  it('writes every shared test vector exactly as render/fmt.py nbytes()', () => {
+    expect(VECTORS.bytes.length).toBeGreaterThan(100);
+    expect(mismatches(VECTORS.bytes, formatBytes)).toEqual([]);
+  });
+
+  it.each([
+    [1023.5, '1.0 KiB'], // never "1024 B"
+    [1024 ** 2 - 51, '1.0 MiB'], // never "1024.0 KiB"
+    [10.7 * 2 ** 20, '10.7 MiB'],
+    [-1536, '-1.5 KiB']
+  ])('%p bytes -> %p', (b, text) => {
+    expect(formatBytes(b)).toBe(text);
+  });
+});
+
+describe('formatChange, formatCount and escapeHtml', () => {
+  it('write changes as render/fmt.py change()', () => {
+    expect(formatChange(90, 100)).toBe('-10.0%');
+    expect(formatChange(100, 100)).toBe('+0.0%');
+    expect(formatChange(1, 0)).toBe(UNKNOWN);
+  });
+
+  it('write every shared count vector as render/fmt.py count()', () => {
+    expect(COUNTS.length).toBeGreaterThan(10);
+    for (const noun of new Set(COUNTS.map(([, noun]) => noun))) {
+      const mine = COUNTS.filter(c => c[1] === noun).map(
+        ([n, , text]): [number | null, string] => [n, text]
+      );
+      expect(mismatches(mine, n => formatCount(n, noun))).toEqual([]);
+    }
+  });
+
+  it('escape markup as render/fmt.py esc()', () => {
+    expect(escapeHtml("<img src=x onerror='a'>")).toBe(
+      '&lt;img src=x onerror=&#x27;a&#x27;&gt;'
+    );
+    expect(escapeHtml('"a" & b')).toBe('&quot;a&quot; &amp; b');
+    expect(escapeHtml(null)).toBe('');
+  });
+});
+
+describe('the report runs this module', () => {
+  it('as render/js/format.js, built from this very source', () => {
+    // the report's browser code formats with format.js: `jlpm build` writes it
+    // from format.ts; this fails (with the fix in the message) when it is stale
+    expect(() =>
+      execFileSync(
+        process.execPath,
+        [`${__dirname}/../../format-js.js`, '--check'],
+        { stdio: 'pipe' }
+      )
+    ).not.toThrow();
+  });
+});
+
 describe('pyFixed and pyRound', () => {
   it('round exact ties to even, as Python does', () => {
     expect(pyFixed(1.125, 2)).toBe('1.12'); // toFixed says 1.13
@@ -60,6 +137,12 @@ describe('pyFixed and pyRound', () => {
     expect(pyFixed(1.005, 2)).toBe('1.00'); // 1.005 is 1.00499999… in binary
     expect(pyFixed(0.6, 0)).toBe('1');
     expect(pyFixed(59_994.9 / 1000, 2)).toBe('59.99');
+  });
+
+  it('keep the sign of negative zero, as Python does', () => {
+    expect(pyFixed(-0, 1)).toBe('-0.0');
+    expect(pyFixed(-0.001, 2)).toBe('-0.00');
+    expect(pyFixed(-0.125, 2)).toBe('-0.12');
   });
 });
 

@@ -9,17 +9,35 @@ import {
   verdictBadge
 } from '../row';
 
+import { IRunRow } from '../types';
+
+import textVectors from '../../../tests/render/text_vectors.json';
+
 import { NOW, row } from './fixtures';
 
+/** render/fmt.py's run_title() of these rows (tests/render/text_vectors.json). */
+const TITLES = textVectors.run_title as [Partial<IRunRow>, string][];
+
 describe('runTitle and friends', () => {
-  it('prefers the label, then the first line, then the id', () => {
+  it('prefers the label, then the first line, the app id, the run id', () => {
     expect(runTitle(row({ label: 'daily aggregate' }))).toBe('daily aggregate');
     expect(runTitle(row({ label: '  ' }))).toBe(
       "df.groupBy('k').count().collect()"
     );
-    expect(runTitle(row({ label: null, first_line: '' }))).toBe(
+    expect(runTitle(row({ label: null, first_line: '' }))).toBe('local-1');
+    expect(runTitle(row({ label: null, first_line: '', app_id: null }))).toBe(
       '20261122-115900-abcdef'
     );
+  });
+
+  it('titles every shared vector as render/fmt.py run_title()', () => {
+    expect(TITLES.length).toBeGreaterThan(5);
+    const wrong = TITLES.map(([r, title]) => [
+      r,
+      title,
+      runTitle({ label: null, first_line: null, run_id: '', ...r })
+    ]).filter(([, title, got]) => got !== title);
+    expect(wrong).toEqual([]);
   });
 
   it('keeps markup as text (the panel sets textContent)', () => {
@@ -51,7 +69,7 @@ describe('runTitle and friends', () => {
 
   it('puts counts and the verdict in the tooltip', () => {
     const tip = runTooltip(row());
-    expect(tip).toContain('1 jobs · 2 stages · 8 task attempts');
+    expect(tip).toContain('1 job · 2 stages · 8 task attempts');
     expect(tip).toContain('CPU-bound: 71%');
     expect(tip).toContain('work/etl.ipynb');
   });

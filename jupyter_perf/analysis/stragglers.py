@@ -35,18 +35,25 @@ import numpy as np
 import pandas as pd
 
 from ..model import WHOLE_APP_KINDS, Run
+from .components import BY_KEY
 from .timeline import Timeline, is_success
 
 THRESHOLD = 1.5
 MIN_EXCESS_MS = 20.0
 
+# The breakdown component whose time each time cause takes away: the cause is shown by that
+# component's label (analysis/components.py), the words of every other view.
+CAUSE_COMPONENTS: dict[str, str] = {
+    "scheduler_delay": "scheduler_delay",
+    "deserialization": "deserialize",
+    "input_read_est": "io_wait_est",      # of the tasks that read input
+    "shuffle_read": "shuffle_fetch_wait",
+    "shuffle_write": "shuffle_write",
+    "gc": "gc",
+}
+# cause (the key of ``causes`` and ``by_cause``) -> the words shown for it
 CAUSES: dict[str, str] = {
-    "scheduler_delay": "scheduler delay",
-    "deserialization": "deserialization",
-    "input_read_est": "input read (est.)",
-    "shuffle_read": "shuffle read",
-    "shuffle_write": "shuffle write",
-    "gc": "GC",
+    **{cause: BY_KEY[key].label for cause, key in CAUSE_COMPONENTS.items()},
     "output_skew": "output skew",
     "first_task_jit": "first task on executor (JIT)",
 }

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from .breakdown import CATEGORIES
+from .components import BY_KEY
 from .stragglers import CAUSES
 
 VERDICT_CATEGORIES = ("cpu", "gc", "shuffle", "io", "overhead", "other_wait", "core_wait",
@@ -52,18 +54,27 @@ HINTS: dict[str, str] = {
            "fewer columns, filtering earlier).",
 }
 
-# category -> (headline, what the share of task time went to)
-CATEGORY_TEXT = {
-    "cpu": ("CPU-bound", "CPU"),
-    "gc": ("GC-bound", "JVM garbage collection"),
-    "shuffle": ("Shuffle-bound", "shuffle read/write"),
-    "io": ("I/O-bound (estimated)", "input/output wait (estimated)"),
-    "python": ("Python UDF-bound", "Python UDFs (measured by Spark)"),
-    "core_wait": ("Waiting for cores", "waiting for a core (estimated: the host's CPU was "
-                                       "saturated)"),
-    "overhead": ("Overhead-bound", "scheduling, (de)serialization and result handling"),
-    "other_wait": ("Unexplained wait", "unexplained wait (not CPU, GC, shuffle or I/O)"),
+HEADLINES = {
+    "cpu": "CPU-bound",
+    "gc": "GC-bound",
+    "shuffle": "Shuffle-bound",
+    "io": "I/O-bound (estimated)",
+    "python": "Python UDF-bound",
+    "core_wait": "Waiting for cores",
+    "overhead": "Overhead-bound",
+    "other_wait": "Unexplained wait",
 }
+
+
+def _what(category: str) -> str:
+    """What a category's share of task time went to: its components' labels
+    (analysis/components.py), "shuffle fetch wait and shuffle write"."""
+    labels = [BY_KEY[key].label for key in CATEGORIES[category]]
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+# category -> (headline, what the share of task time went to)
+CATEGORY_TEXT = {cat: (HEADLINES[cat], _what(cat)) for cat in CATEGORIES}
 
 
 DOMINANT = 0.5          # a category is "the bottleneck" only with at least this task-time share

@@ -18,7 +18,7 @@ def test_gc_straggler_and_data_skew_in_sentence_with_hints():
              task(200, 300, shuffle_read_bytes=1000, gc_ms=200),
              task(200, 400, shuffle_read_bytes=4000)]
     s = analyze(make_run(tasks, slots=2)).summary()
-    assert "1 straggler (1 GC) costs up to" in s["verdict"]
+    assert "1 straggler (1 JVM GC) costs up to" in s["verdict"]
     assert "1 data-skewed task (up to 4.0× its stage's median task)" in s["verdict"]
     causes = [h["cause"] for h in s["hints"]]
     assert "gc" in causes and "data_skew" in causes
@@ -116,7 +116,7 @@ def test_no_straggler_saving_without_flagged_stragglers():
     assert "cost" not in v.sentence
     v = verdict(100, 10, 0, ZERO | {"cpu": 1.0}, WI | {"flagged_stragglers_ms": 96},
                 {"count": 2, "by_cause": {"gc": 1}})
-    assert "2 stragglers (1 GC) cost up to 4%" in v.sentence
+    assert "2 stragglers (1 JVM GC) cost up to 4%" in v.sentence
 
 
 def test_a_python_node_in_the_plan_is_python_evidence():

@@ -22,6 +22,7 @@ from bokeh.palettes import YlOrRd9
 from bokeh.plotting import figure
 
 from ...analysis import Analysis
+from ...analysis.components import BY_KEY
 from ...analysis.operator_labels import operator_label as label_of
 from .. import fmt
 from ..widgets import div, table, table_height
@@ -139,10 +140,11 @@ def operator_rows(a: Analysis) -> dict[str, list]:
     return rows
 
 
+PYTHON = BY_KEY["python_udf"].label
 TOOLTIPS = [("operator", "@full_label"), ("", "@description"), ("task time", "@time"),
             ("share", "@share{0.0%}"), ("rows out", "@rows_out{0,0}"),
             ("input", "@input_text"), ("spill", "@spill_text"), ("peak memory", "@peak_text"),
-            ("skew", "@skew_text"), ("Python UDF", "@python_text"), ("stages", "@stages")]
+            ("skew", "@skew_text"), (PYTHON, "@python_text"), ("stages", "@stages")]
 
 
 def query_tab(a: Analysis) -> tuple[TabPanel, QueryParts]:
@@ -181,7 +183,7 @@ def query_tab(a: Analysis) -> tuple[TabPanel, QueryParts]:
                   ("task_time_ms", "task time ms", "ms"), ("kind", "measured / estimated", "text"),
                   ("rows_out", "rows out", "int"), ("input_bytes", "input", "bytes"),
                   ("spill_bytes", "spill", "bytes"), ("peak_memory_bytes", "peak memory", "bytes"),
-                  ("skew_ratio", "max / median task", "float"), ("python_udf_ms", "Python UDF ms", "ms"),
+                  ("skew_ratio", "max / median task", "float"), ("python_udf_ms", f"{PYTHON} ms", "ms"),
                   ("driver_ms", "driver ms", "ms"), ("stages", "stages", "text"),
                   ("execution_id", "SQL execution", "int"), ("description", "description", "text")],
                  rows, height=table_height(len(keys), cap=360), name="jp-operators",

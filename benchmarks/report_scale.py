@@ -34,7 +34,7 @@ from analysis_scale import build_run  # noqa: E402
 
 from jupyter_perf import render  # noqa: E402
 from jupyter_perf.analysis import analyze  # noqa: E402
-from jupyter_perf.render import fmt  # noqa: E402
+from jupyter_perf import fmt  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",

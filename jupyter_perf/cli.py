@@ -21,7 +21,7 @@ import time
 from typing import Sequence
 
 from .errors import JupyterPerfError, one_line
-from .render import fmt
+from . import fmt
 
 EXIT_ERROR = 2
 

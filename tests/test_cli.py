@@ -95,7 +95,7 @@ def test_console_entry_point_never_prints_a_traceback(tmp_path):
 def test_runs_lists_durations_as_the_report_writes_them(capsys, jp_home):
     from test_store import sample_run
 
-    from jupyter_perf.render import fmt
+    from jupyter_perf import fmt
     from jupyter_perf.store import RunStore
 
     run = sample_run(label="formatted")

@@ -9,7 +9,7 @@ import pytest
 from sparkhelpers import run_cell
 from jupyter_perf.collect.window import ClassicWindow
 from jupyter_perf.collect.progress import ProgressSnapshot, StageProgress
-from jupyter_perf.render import fmt
+from jupyter_perf import fmt
 from jupyter_perf.kernel.live import LiveDisplay, html_of, text_of
 
 THREADS = ("jupyter-perf-progress", "jupyter-perf-memory-sampler")

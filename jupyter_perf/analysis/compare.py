@@ -41,6 +41,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from .. import fmt
 from .components import BY_KEY, KEYS
 
 #: Settings that differ between any two sessions and say nothing about performance.
@@ -73,14 +74,8 @@ def _pct(delta: float, base: float) -> float | None:
 
 
 def _dur(ms: float) -> str:
-    """A duration's size as the report writes it (render/fmt.py's rules, unsigned)."""
-    a = abs(float(ms))
-    if round(a) < 1000:
-        return f"{round(a)} ms"
-    if float(f"{a / 1000:.2f}") < 60:
-        return f"{a / 1000:.2f} s"
-    s = round(a / 1000)
-    return f"{s // 60} min {s % 60:02d} s" if s < 3600 else f"{s // 3600} h {s % 3600 // 60:02d} min"
+    """A duration's size as the report writes it (``fmt.ms``, unsigned)."""
+    return fmt.ms(abs(float(ms)))
 
 
 def t995(dof: int) -> float:

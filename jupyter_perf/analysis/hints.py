@@ -11,6 +11,7 @@ import math
 
 import pandas as pd
 
+from .. import fmt
 from ..model import Run
 from .operators import AQE_READ, EXCHANGE, Node, _producers
 
@@ -27,13 +28,6 @@ JOINS_WITH_SHUFFLE = ("SortMergeJoin", "ShuffledHashJoin")
 # verdict cause -> the what-if key that predicts its effect
 CAUSE_WHATIF = {"gc": "no_gc_ms", "slots": "slots_x2_ms", "io": "infinite_disk_ms",
                 "shuffle_read": "infinite_network_ms"}
-
-
-def _size(n: float) -> str:
-    for unit, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n:.0f} B"
 
 
 def _label(node: Node) -> str:
@@ -80,8 +74,8 @@ def shuffle_partitions(run: Run, nodes: dict, slots: int) -> list[dict]:
             continue
         out.append(hint(
             _label(n),
-            f"{_label(n)} shuffled {_size(written)} into {parts} partitions "
-            f"({_size(written / parts)} each). About 128 MiB per partition, and at least one "
+            f"{_label(n)} shuffled {fmt.nbytes(written)} into {parts} partitions "
+            f"({fmt.nbytes(written / parts)} each). About 128 MiB per partition, and at least one "
             f"per slot, is {target}: spark.sql.shuffle.partitions={target} (or let AQE "
             f"coalesce: spark.sql.adaptive.coalescePartitions.enabled). {NOT_SIMULATED}",
             "spark.sql.shuffle.partitions", str(target)))
@@ -115,8 +109,8 @@ def broadcast_threshold(nodes: dict, table: pd.DataFrame) -> list[dict]:
         mb = max(1, math.ceil(small * 1.25 / MiB))
         out.append(hint(
             _label(n),
-            f"{_label(n)}: its smaller side measured {_size(small)} (the data size of its "
-            f"shuffle), the larger {_size(max(sizes))}. With "
+            f"{_label(n)}: its smaller side measured {fmt.nbytes(small)} (the data size of its "
+            f"shuffle), the larger {fmt.nbytes(max(sizes))}. With "
             f"spark.sql.autoBroadcastJoinThreshold={mb}m Spark would broadcast the smaller "
             f"side instead of shuffling and sorting both (or mark it with broadcast()). "
             f"{NOT_SIMULATED}",
@@ -150,7 +144,7 @@ def skew_join(run: Run, nodes: dict, table: pd.DataFrame, notes: list[str]) -> l
                          "(default 5)")
         out.append(hint(
             _label(node),
-            f"{_label(node)} is skewed: its largest task read {_size(hot)} of shuffle data, "
+            f"{_label(node)} is skewed: its largest task read {fmt.nbytes(hot)} of shuffle data, "
             f"{hot / med:.1f}× the median. AQE can split that partition: "
             "spark.sql.adaptive.enabled=true, spark.sql.adaptive.skewJoin.enabled=true"
             + (", " + ", ".join(extra) if extra else "") + f"; or salt the hot key. "
@@ -182,11 +176,11 @@ def memory_per_core(run: Run, table: pd.DataFrame) -> list[dict]:
             if len(tasks) else float(rec["spill_bytes"])
         heap = need * core_count / MEMORY_FRACTION + RESERVED
         gb = max(1, math.ceil(heap / GiB))
-        have = f", about {_size(per_core)} per core now" if math.isfinite(per_core) else ""
+        have = f", about {fmt.nbytes(per_core)} per core now" if math.isfinite(per_core) else ""
         out.append(hint(
             f"{rec['name']} (#{rec['node_id']})",
-            f"{rec['name']} (#{rec['node_id']}) spilled {_size(rec['spill_bytes'])} to disk; its "
-            f"tasks needed up to {_size(need)} of execution memory each{have}. {setting}="
+            f"{rec['name']} (#{rec['node_id']}) spilled {fmt.nbytes(rec['spill_bytes'])} to disk; its "
+            f"tasks needed up to {fmt.nbytes(need)} of execution memory each{have}. {setting}="
             f"{gb}g would hold that for {core_count} concurrent "
             f"task{'s' if core_count != 1 else ''} (or use more, smaller partitions). "
             f"{NOT_SIMULATED}",

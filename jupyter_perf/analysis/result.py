@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import fmt
 from ..model import Run
 from . import breakdown as _bd
 from . import components
@@ -380,7 +381,7 @@ class Analysis:
         return jsonable(out)
 
     def __repr__(self) -> str:
-        return (f"<jupyter_perf.Analysis of {self.run.run_id}: {self.wall_ms / 1000:.2f} s wall, "
+        return (f"<jupyter_perf.Analysis of {self.run.run_id}: {fmt.ms(self.wall_ms)} wall, "
                 f"model error {self.model_error:.1%}>")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from .. import fmt
 from .breakdown import CATEGORIES
 from .components import BY_KEY
 from .stragglers import CAUSES
@@ -121,7 +122,7 @@ def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str
         return Verdict(f"{ran} task attempts could not be read (see the warnings): no time "
                        "breakdown.", "none", "Tasks not collected", [])
     if n_tasks == 0:
-        return Verdict(f"No Spark tasks ran: all {wall_ms / 1000:.2f} s were driver time.",
+        return Verdict(f"No Spark tasks ran: all {fmt.ms(wall_ms)} were driver time.",
                        "none", "No Spark tasks", [{"cause": "driver", "hint": HINTS["driver"]}])
     hints: list[str] = []
     saved = {k: (wall_ms - whatif[k]) / wall_ms if wall_ms > 0 else 0.0

@@ -17,7 +17,8 @@ from IPython.display import display
 
 from ..atomic import utf8_safe
 from ..errors import JupyterPerfError, one_line
-from ..render import fmt, inline
+from .. import fmt
+from ..render import inline
 from ..service.saving import analysis_or_none, save
 from ..store import StoreError, default_store, valid_run_id
 from .live import LiveDisplay, mode_for

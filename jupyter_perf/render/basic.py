@@ -15,7 +15,7 @@ from bokeh.plotting import figure
 from ..analysis.breakdown import task_breakdown, totals
 from ..analysis.components import COMPONENTS
 from ..model import Run
-from . import fmt
+from .. import fmt
 
 
 def time_split(run: Run) -> dict[str, dict]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..analysis.components import BY_KEY, KEYS
-from . import fmt
+from .. import fmt
 
 TITLE = "jupyter-perf comparison"
 OPERATOR_ROWS = 40

@@ -32,7 +32,7 @@ from ..constants import ITEM_ENCODING
 from ..constants import REPORT_FORMAT as FORMAT
 from ..constants import REPORT_MIME_TYPE as MIME
 from ..model import Run
-from . import fmt
+from .. import fmt
 from .report import fallback_document, report_document
 
 

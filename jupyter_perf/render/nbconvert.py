@@ -25,7 +25,7 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
 from ..constants import BOKEH_BUNDLES, REPORT_FORMAT, REPORT_MIME_TYPE
-from . import fmt
+from .. import fmt
 
 
 def bokehjs_scripts() -> str:

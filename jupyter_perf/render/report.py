@@ -22,7 +22,8 @@ from bokeh.resources import INLINE
 from ..analysis import Analysis, analyze
 from ..model import Run
 from ..atomic import write_export
-from . import fmt, payload
+from .. import fmt
+from . import payload
 from .basic import basic_layout
 from .lanes import assign_lanes
 from .tabs.memory import memory_tab

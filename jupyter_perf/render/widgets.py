@@ -8,7 +8,7 @@ from bokeh.models import (ColumnDataSource, DataTable, Div, InlineStyleSheet, Nu
                           StringEditor, StringFormatter, TableColumn)
 
 from ..analysis.components import COMPONENTS
-from . import fmt
+from .. import fmt
 from .style import CSS, ESTIMATED_HATCH
 
 

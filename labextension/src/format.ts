@@ -1,7 +1,7 @@
 /**
  * The one formatter of the browser side: durations, bytes, changes, counts,
  * times and HTML escaping. Pure functions: no DOM, no JupyterLab. Durations,
- * bytes, changes and counts are `render/fmt.py`'s, to the character (the
+ * bytes, changes and counts are `jupyter_perf/fmt.py`'s, to the character (the
  * shared vectors in tests/render/ pin them together).
  *
  * The sidebar imports this module; the report's browser code (render/js/
@@ -9,7 +9,7 @@
  * writes from this file (labextension/format-js.js): edit this file, never that.
  */
 
-/** What `render/fmt.py` writes for an unknown value. */
+/** What `jupyter_perf/fmt.py` writes for an unknown value. */
 export const UNKNOWN = '–';
 
 /** `fmt.BYTE_UNITS`: binary units, never "1024.0 KiB". */
@@ -76,7 +76,7 @@ function nonFinite(v: number | null | undefined): string {
 }
 
 /**
- * Milliseconds exactly as `render/fmt.py` `ms()` writes them: "12 ms",
+ * Milliseconds exactly as `jupyter_perf/fmt.py` `ms()` writes them: "12 ms",
  * "1.25 s", "3 min 05 s", "2 h 07 min"; "–" when unknown. A value is rounded
  * to the unit it is shown in before the unit is chosen (never "1000 ms" or
  * "1 min 60 s").
@@ -104,7 +104,7 @@ export function formatDuration(ms: number | null | undefined): string {
 }
 
 /**
- * Bytes exactly as `render/fmt.py` `nbytes()` writes them: "512 B",
+ * Bytes exactly as `jupyter_perf/fmt.py` `nbytes()` writes them: "512 B",
  * "1.5 KiB", "10.7 MiB" (rounded before the unit is chosen: never "1024 B").
  */
 export function formatBytes(bytes: number | null | undefined): string {

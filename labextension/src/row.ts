@@ -13,7 +13,7 @@ import {
 import { IRunRow, ITopOperator } from './types';
 
 /**
- * The run's title, `render/fmt.py` `run_title`'s rule: its label, else the
+ * The run's title, `jupyter_perf/fmt.py` `run_title`'s rule: its label, else the
  * first line of the cell, else the Spark application id, else the run id;
  * each trimmed, the first that is not empty (tests/render/text_vectors.json
  * pins the two together).

@@ -82,7 +82,7 @@ def bytes_inputs() -> list[float | None]:
 
 def build() -> dict:
     sys.path.insert(0, str(HERE.parents[1]))
-    from jupyter_perf.render import fmt
+    from jupyter_perf import fmt
     return {
         "_comment": "render/fmt.py's strings for these inputs (null = unknown). Written by "
                     "tests/render/fmt_vectors.py; checked by tests/render/test_fmt.py, "

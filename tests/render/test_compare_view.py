@@ -9,7 +9,7 @@ import pytest
 import jupyter_perf as jp
 from compare_synth import cell_run
 from jupyter_perf.render.advice import ready_cell, ready_cell_html
-from jupyter_perf.render import fmt
+from jupyter_perf import fmt
 from jupyter_perf.render.compare import comparison_fragment, comparison_html, comparison_text
 
 HOSTILE = "<img src=x onerror=alert(1)>&\"'"

@@ -1,7 +1,7 @@
 """fmt: formatting and escaping; the shared vectors every port checks are fmt's own strings."""
 import json
 
-from jupyter_perf.render import fmt
+from jupyter_perf import fmt
 from fmt_vectors import PATH, SplitMix64, build, dumps
 
 

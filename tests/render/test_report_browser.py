@@ -12,7 +12,7 @@ import pytest
 
 from jupyter_perf import render
 from jupyter_perf.analysis import analyze
-from jupyter_perf.render import fmt
+from jupyter_perf import fmt
 from render_runs import (HOSTILE, hostile_copy, skewed_join_run, synthetic, with_plan,
                          with_skipped, with_speculative)
 from whatif_vectors import expected, label, settings

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from jupyter_perf.analysis import analyze
-from jupyter_perf.render import fmt, payload
+from jupyter_perf import fmt
+from jupyter_perf.render import payload
 from jupyter_perf.render.report import js_source
 from render_runs import synthetic, with_host_cpu, with_speculative
 from fmt_vectors import PATH as FMT_VECTORS

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from jupyter_perf.render import fmt
+from jupyter_perf import fmt
 
 PATH = Path(__file__).resolve().parent / "text_vectors.json"
 DATA = json.loads(PATH.read_text(encoding="utf-8"))

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_perf.atomic import EXPORT_MARKER
-from jupyter_perf.render import fmt
+from jupyter_perf import fmt
 from labhelpers import (KERNEL_IDLE_JS, REPO, TOKEN, api, notebook_js, open_page,
                         require_browser, start_lab)
 
@@ -128,7 +128,7 @@ def test_sidebar_end_to_end(lab, page):
     run_id = ui_run["run_id"]
     assert ui_run["status"] == "ok" and ui_run["num_tasks"] > 0
     assert ui_run["notebook_path"] == "sidebar.ipynb"
-    # the row shows the label, the notebook, the run's own duration as render/fmt.py writes
+    # the row shows the label, the notebook, the run's own duration as jupyter_perf/fmt.py writes
     # it (whatever this machine's speed made it) and its age
     text = item.inner_text()
     assert "ui-test" in text and "sidebar.ipynb" in text

@@ -15,7 +15,7 @@ from bokeh.models import ColumnDataSource, CustomJS, HoverTool, Range1d, Select,
 from bokeh.plotting import figure
 
 from ...analysis import Analysis
-from .. import fmt
+from ... import fmt
 from ..widgets import div
 
 SERIES = [

@@ -24,7 +24,7 @@ from bokeh.plotting import figure
 from ...analysis import Analysis
 from ...analysis.components import BY_KEY
 from ...analysis.operator_labels import operator_label as label_of
-from .. import fmt
+from ... import fmt
 from ..widgets import div, table, table_height
 
 BOX_H = 38            # px

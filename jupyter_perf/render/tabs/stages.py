@@ -9,7 +9,7 @@ from bokeh.plotting import figure
 
 from ...analysis import Analysis
 from ...analysis.components import COMPONENTS, KEYS
-from .. import fmt
+from ... import fmt
 from ..widgets import div, stacked_hbars, stage_label, swatch, table, table_height
 
 QUANTILES = [("min", 0.0), ("p25", 0.25), ("p50", 0.5), ("p75", 0.75), ("p95", 0.95), ("max", 1.0)]

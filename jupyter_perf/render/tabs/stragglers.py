@@ -8,7 +8,7 @@ from bokeh.models import TabPanel
 
 from ...analysis import Analysis
 from ...analysis.stragglers import CAUSES
-from .. import fmt
+from ... import fmt
 from ..widgets import div, table, table_height
 
 MAX_ROWS = 5000

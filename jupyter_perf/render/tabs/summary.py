@@ -9,7 +9,7 @@ from bokeh.plotting import figure
 
 from ..advice import ready_cell_html   # issue J: a hint as a ready cell
 from ...analysis import Analysis
-from .. import fmt
+from ... import fmt
 from ...analysis.components import BY_KEY
 from ..widgets import div, stacked_hbars, swatch, table, table_height
 

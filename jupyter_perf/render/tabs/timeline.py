@@ -18,7 +18,7 @@ from bokeh.plotting import figure
 
 from ...analysis import Analysis
 from ..lanes import Lanes
-from .. import fmt
+from ... import fmt
 from ..widgets import div, present_components, stage_label, timeline_legend
 
 DETAIL_LIMIT = 2000

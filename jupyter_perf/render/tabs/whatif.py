@@ -10,7 +10,7 @@ from bokeh.models import CategoricalSlider, CheckboxGroup, ColumnDataSource, Tab
 from ...analysis import Analysis
 from ...analysis.components import BY_KEY
 from ...analysis.hostcpu import host_cores
-from .. import fmt
+from ... import fmt
 from ..payload import DISK_STOPS, SLOT_STOPS, stop_label
 from ..widgets import div, present_components, timeline_legend
 from .timeline import TimelineParts, lane_figure

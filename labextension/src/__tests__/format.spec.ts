@@ -20,7 +20,7 @@ import textVectors from '../../../tests/render/text_vectors.json';
 import { NOW } from './fixtures';
 
 /**
- * render/fmt.py's own strings for these inputs, written by
+ * jupyter_perf/fmt.py's own strings for these inputs, written by
  * tests/render/fmt_vectors.py (the render side checks the same file).
  */
 const VECTORS = fmtVectors as unknown as {
@@ -28,7 +28,7 @@ const VECTORS = fmtVectors as unknown as {
   bytes: [number | null, string][];
 };
 
-/** render/fmt.py's count() for these inputs (tests/render/text_vectors.json). */
+/** jupyter_perf/fmt.py's count() for these inputs (tests/render/text_vectors.json). */
 const COUNTS = textVectors.count as [number | null, string, string][];
 
 /** The vectors `port` writes otherwise than fmt.py: [input, fmt's, port's]. */
@@ -42,7 +42,7 @@ function mismatches(
 }
 
 describe('formatDuration', () => {
-  it('writes every shared test vector exactly as render/fmt.py ms()', () => {
+  it('writes every shared test vector exactly as jupyter_perf/fmt.py ms()', () => {
     expect(VECTORS.ms.length).toBeGreaterThan(100);
     expect(mismatches(VECTORS.ms, formatDuration)).toEqual([]);
   });
@@ -68,7 +68,7 @@ describe('formatDuration', () => {
 });
 
 describe('formatBytes', () => {
-  it('writes every shared test vector exactly as render/fmt.py nbytes()', () => {
+  it('writes every shared test vector exactly as jupyter_perf/fmt.py nbytes()', () => {
     expect(VECTORS.bytes.length).toBeGreaterThan(100);
     expect(mismatches(VECTORS.bytes, formatBytes)).toEqual([]);
   });
@@ -84,13 +84,13 @@ describe('formatBytes', () => {
 });
 
 describe('formatChange, formatCount and escapeHtml', () => {
-  it('write changes as render/fmt.py change()', () => {
+  it('write changes as jupyter_perf/fmt.py change()', () => {
     expect(formatChange(90, 100)).toBe('-10.0%');
     expect(formatChange(100, 100)).toBe('+0.0%');
     expect(formatChange(1, 0)).toBe(UNKNOWN);
   });
 
-  it('write every shared count vector as render/fmt.py count()', () => {
+  it('write every shared count vector as jupyter_perf/fmt.py count()', () => {
     expect(COUNTS.length).toBeGreaterThan(10);
     for (const noun of new Set(COUNTS.map(([, noun]) => noun))) {
       const mine = COUNTS.filter(c => c[1] === noun).map(
@@ -100,7 +100,7 @@ describe('formatChange, formatCount and escapeHtml', () => {
     }
   });
 
-  it('escape markup as render/fmt.py esc()', () => {
+  it('escape markup as jupyter_perf/fmt.py esc()', () => {
     expect(escapeHtml("<img src=x onerror='a'>")).toBe(
       '&lt;img src=x onerror=&#x27;a&#x27;&gt;'
     );

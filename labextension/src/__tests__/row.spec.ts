@@ -15,7 +15,7 @@ import textVectors from '../../../tests/render/text_vectors.json';
 
 import { NOW, row } from './fixtures';
 
-/** render/fmt.py's run_title() of these rows (tests/render/text_vectors.json). */
+/** jupyter_perf/fmt.py's run_title() of these rows (tests/render/text_vectors.json). */
 const TITLES = textVectors.run_title as [Partial<IRunRow>, string][];
 
 describe('runTitle and friends', () => {
@@ -30,7 +30,7 @@ describe('runTitle and friends', () => {
     );
   });
 
-  it('titles every shared vector as render/fmt.py run_title()', () => {
+  it('titles every shared vector as jupyter_perf/fmt.py run_title()', () => {
     expect(TITLES.length).toBeGreaterThan(5);
     const wrong = TITLES.map(([r, title]) => [
       r,

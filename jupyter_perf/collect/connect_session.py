@@ -2,10 +2,11 @@
 
 ``remote="local[N]"`` starts a Spark Connect server inside this Python process, as pyspark's
 own ``SparkSession.builder.remote("local[N]")`` does (same token, same ``spark.stop()``
-behaviour), with two differences: the server's gRPC port is a free one (pyspark's is always
-15002, so a second notebook on the machine could not start one), and the server gets the
-settings that make short cells measurable (``session_state.DEFAULT_CONF``). Its UI is found by the
-window without help.
+behaviour), with three differences: the server's gRPC port is a free one (pyspark's is always
+15002, so a second notebook on the machine could not start one), the server gets the
+settings that make short cells measurable (``session_state.DEFAULT_CONF``), and its Python
+workers run the kernel's interpreter unless the user chose one
+(``session_state.worker_python``). Its UI is found by the window without help.
 
 ``remote="sc://host:port"`` connects to a running server. Its Spark UI cannot be discovered
 from the client: name it with ``ui_url=`` (or ``JUPYTER_PERF_SPARK_UI``) for full reports;
@@ -19,7 +20,7 @@ from typing import Any
 
 from ..errors import one_line
 from .connect import endpoint, remember_ui
-from .session_state import DEFAULT_CONF, SessionError, check_java, warmed
+from .session_state import DEFAULT_CONF, SessionError, check_java, python_workers, warmed, worker_python
 
 CONNECT_SERVICE = "org.apache.spark.sql.connect.service.SparkConnectService$"
 CONNECT_PLUGIN = "SparkConnectPlugin"
@@ -95,8 +96,9 @@ def _local(ConnectSession, master: str, app_name: str, settings: dict[str, str])
         opts = {k: v for k, v in opts.items() if v != ""}
         opts.setdefault("spark.connect.grpc.binding.port", "0")   # free; the server says which
         os.environ["SPARK_LOCAL_REMOTE"] = "1"   # as pyspark: the client's stop() stops the server
-        try:
-            ConnectSession._start_connect_server(master, opts)
+        try:   # the server's planner reads PYSPARK_PYTHON from the JVM's environment
+            with python_workers(worker_python(master, opts)):
+                ConnectSession._start_connect_server(master, opts)
         except Exception as exc:
             os.environ.pop("SPARK_LOCAL_REMOTE", None)
             raise SessionError(f"could not start a local Spark Connect server: {one_line(exc)}; "

@@ -3,7 +3,9 @@
 ``spark_session()`` returns the active session if there is one (never a
 second one); otherwise it builds ``local[*]`` with the sparkmeasure jar that
 matches the running Spark's Scala version, and with settings that make
-executor memory metrics arrive during short cells.
+executor memory metrics arrive during short cells. On a local master its Python
+workers run the kernel's own interpreter unless ``PYSPARK_PYTHON`` or
+``spark.pyspark.python`` names another, so pandas and Arrow UDFs see the kernel's packages.
 """
 from __future__ import annotations
 
@@ -13,8 +15,16 @@ from typing import Any
 
 from ..errors import one_line
 from . import jvm
-from .session_state import (DEFAULT_CONF, SessionError, check_java, session_state,
-                            sparkmeasure_package, warmed)
+from .session_state import (
+    DEFAULT_CONF,
+    SessionError,
+    check_java,
+    python_workers,
+    session_state,
+    sparkmeasure_package,
+    warmed,
+    worker_python,
+)
 
 
 def active_session():
@@ -113,7 +123,10 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _build(master: str, app_name: str, settings: dict[str, str], log: str = ""):
-    """The session; the first one of the process starts the JVM with its output in ``log``."""
+    """The session; the first one of the process starts the JVM with its output in ``log``.
+
+    Its Python workers run the kernel's interpreter on a local master unless the user chose
+    one (``session_state.worker_python``)."""
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
@@ -121,6 +134,7 @@ def _build(master: str, app_name: str, settings: dict[str, str], log: str = ""):
     for key, value in settings.items():
         if value != "":
             conf.set(key, value)
-    if log and jvm.running_gateway() is None:
-        SparkContext(conf=conf, gateway=jvm.launch(conf, log))
-    return SparkSession.builder.config(conf=conf).getOrCreate()
+    with python_workers(worker_python(master, settings)):
+        if log and jvm.running_gateway() is None:
+            SparkContext(conf=conf, gateway=jvm.launch(conf, log))
+        return SparkSession.builder.config(conf=conf).getOrCreate()

@@ -1,6 +1,6 @@
 """What every Spark session of jupyter-perf shares, classic and Connect alike: the settings
-that make short cells measurable, the sparkmeasure package, the Java check, the first query
-that warms a session up, and the state kept per SparkContext.
+that make short cells measurable, the Python workers' interpreter, the sparkmeasure package,
+the Java check, the first query that warms a session up, and the state kept per SparkContext.
 
 A leaf: it imports nothing of the package but ``errors``, so ``collect/session.py`` (classic),
 ``collect/connect_session.py`` (Connect) and the measuring windows can all read it without
@@ -8,13 +8,15 @@ importing each other.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import weakref
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 from ..errors import JupyterPerfError
 
@@ -31,6 +33,63 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.ui.retainedTasks": "1000000",               # keep every task of a cell for the REST API
     "spark.sql.ui.retainedExecutions": "200",
 }
+
+
+# The Python workers' interpreter. pyspark takes it from the PYSPARK_PYTHON environment variable
+# alone, else `python3` on PATH: the classic client when its SparkContext is made
+# (`sc.pythonExec`, sent with every UDF), and a Spark Connect server's planner from its JVM's
+# environment (fixed when the JVM is launched). A session started in a kernel ignores
+# `spark.pyspark.python` (Spark reads it only when spark-submit runs a .py file). Measured with
+# pyspark 3.5.9 and 4.3.0, PYSPARK_PYTHON unset: a pandas UDF under `local[1]` ran the
+# /usr/bin/python3 found on PATH and died with "No module named 'pandas'" (3.5) or
+# "'pyarrow'" (4.x), with that setting or without.
+WORKER_PYTHON_ENV = "PYSPARK_PYTHON"
+WORKER_PYTHON_CONF = "spark.pyspark.python"
+
+
+def is_local_master(master: str | None) -> bool:
+    """Whether ``master`` runs its executors on this machine (local, local[N], local-cluster)."""
+    m = (master or "").strip().lower()
+    return m == "local" or m.startswith(("local[", "local-cluster["))
+
+
+def worker_python(master: str | None, conf: Mapping[str, str],
+                  environ: Mapping[str, str] | None = None) -> str | None:
+    """The interpreter this session's Python workers should run, or None for pyspark's own.
+
+    The user's choice wins: ``spark.pyspark.python`` in ``conf`` (made to work, as Spark's
+    documentation says it does; Spark's own order puts it above the environment), then the
+    ``PYSPARK_PYTHON`` environment variable (left to pyspark). With neither, and executors on
+    this machine, the kernel's own interpreter: pandas and Arrow UDFs see the kernel's
+    packages. ``spark.pyspark.driver.python`` names the driver's Python (the kernel itself,
+    already running), not the workers', so it chooses nothing here.
+    """
+    environ = os.environ if environ is None else environ
+    chosen = str(conf.get(WORKER_PYTHON_CONF) or "").strip()
+    if chosen:
+        return chosen
+    if environ.get(WORKER_PYTHON_ENV):
+        return None
+    return (sys.executable or None) if is_local_master(master) else None
+
+
+@contextlib.contextmanager
+def python_workers(python: str | None) -> Iterator[None]:
+    """``PYSPARK_PYTHON=python`` while a session starts (its SparkContext and, if it is the
+    first of the process, its JVM read it then); the kernel's environment as it was after.
+    ``None`` changes nothing."""
+    if not python:
+        yield
+        return
+    before = os.environ.get(WORKER_PYTHON_ENV)
+    os.environ[WORKER_PYTHON_ENV] = python
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(WORKER_PYTHON_ENV, None)
+        else:
+            os.environ[WORKER_PYTHON_ENV] = before
 
 
 class SessionError(JupyterPerfError):

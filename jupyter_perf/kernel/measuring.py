@@ -30,26 +30,44 @@ def _kernel() -> Any:
     return shell if shell is not None else _PLAIN
 
 
-def run_error(exc: BaseException) -> str:
-    """What a failed run stores as its error: :func:`one_line`, plus the cause when the
-    message carries a Python traceback (pyspark's PythonException from a UDF: its first line
-    says only that a Python worker failed; the worker's own exception is the traceback's
-    last line)."""
-    first = one_line(exc, limit=2000)
-    lines = str(exc).splitlines()
-    starts = [i for i, line in enumerate(lines)
-              if line.strip() == "Traceback (most recent call last):"]
-    if not starts:
+TRACEBACK = "Traceback (most recent call last):"
+# What pyspark's PythonException says before the worker's traceback: no use in one line.
+_WORKER_BOILERPLATE = (". Please see the stack trace below.",)
+
+
+def traceback_cause(text: str) -> str:
+    """The exception line of the last Python traceback in ``text``, or '' if it has none.
+
+    A traceback's frames are indented and its exception line is not: the first unindented line
+    after the last ``Traceback (most recent call last):`` (which may end a longer line, as in
+    Spark Connect's "[PYTHON_EXCEPTION] ... worker: Traceback ...") is the exception the
+    worker raised. Lines after it (the rest of a multi-line message, "SQLSTATE: ...", a JVM
+    stack trace) are not part of the one line.
+    """
+    at = text.rfind(TRACEBACK)
+    if at < 0:
+        return ""
+    for line in text[at + len(TRACEBACK):].splitlines():
+        if line.strip() and not line[:1].isspace():
+            return line.strip()
+    return ""
+
+
+def run_error(exc: BaseException, limit: int = 2000) -> str:
+    """What a failed run stores as its error, one line, never blank: :func:`one_line`, or,
+    when the message carries a Python traceback (pyspark's PythonException from a UDF, whose
+    text may start with a blank line and whose first line says only that a Python worker
+    failed), the worker's own exception line first, e.g. ``ModuleNotFoundError: No module
+    named 'pyarrow' — PythonException: An exception was thrown from the Python worker``."""
+    first = one_line(exc, limit=limit)
+    cause = traceback_cause(str(exc))
+    if not cause or cause in first:
         return first
-    cause = ""
-    for line in lines[starts[-1] + 1:]:
-        if not line.strip():
-            if cause:
-                break                       # the end of the traceback block
-            continue
-        if not line[:1].isspace():          # frames are indented; the exception line is not
-            cause = line.strip()
-    return f"{first} — {cause}" if cause and cause not in first else first
+    for boilerplate in _WORKER_BOILERPLATE:
+        if first.endswith(boilerplate):
+            first = first[: -len(boilerplate)]
+    out = f"{cause} — {first.rstrip(' :')}"
+    return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
 def remember(run: Run) -> None:

@@ -16,6 +16,11 @@ for _sub in ("", "analysis", "collect", "connect", "render", "server", "reliabil
     if os.path.isdir(_path) and _path not in sys.path:
         sys.path.insert(0, _path)
 
+# The session fixtures over real Spark event logs (``apps``, ``apps_root``) live in
+# tests/collect/sparkapps.py; pytest reads this after the module body above has put
+# tests/collect on sys.path, so any test can name them as arguments without importing them.
+pytest_plugins = ["sparkapps"]
+
 
 @pytest.fixture(autouse=True, scope="session")
 def session_jp_home(tmp_path_factory):

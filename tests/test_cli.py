@@ -11,9 +11,6 @@ import pytest
 import jupyter_perf as jp
 from jupyter_perf.cli import main
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "collect"))
-from sparkapps import apps, apps_root  # noqa: E402,F401  (fixtures: real Spark event logs)
-
 
 def cli(capsys, *argv):
     code = main(list(argv))

@@ -23,6 +23,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 import requests
 
 APPS = ("local", "retry", "cluster")
@@ -233,8 +234,7 @@ def logged_sql_app(root: Path, body):
     return result, log, history
 
 
-# -- pytest fixtures (import them into a test module: ``from sparkapps import apps, ...``) ----
-import pytest  # noqa: E402
+# -- pytest fixtures (tests/conftest.py loads this module as a plugin: any test names them) ----
 
 
 @pytest.fixture(scope="session")

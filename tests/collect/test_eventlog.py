@@ -10,7 +10,6 @@ import pytest
 import jupyter_perf as jp
 from jupyter_perf.collect.eventlog import EventLogError, load_eventlog
 from jupyter_perf.collect.eventlog.codecs import Stream, open_lines
-from sparkapps import apps, apps_root  # noqa: F401  (fixtures)
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 

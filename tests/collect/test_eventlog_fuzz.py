@@ -25,7 +25,6 @@ import jupyter_perf as jp
 from jupyter_perf.collect.eventlog import EventLogError, load_eventlog
 from jupyter_perf.collect.eventlog.codecs import open_lines
 from jupyter_perf.model import PART_SLACK, PART_SLACK_MS
-from sparkapps import apps, apps_root  # noqa: F401  (fixtures)
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 # JP_FUZZ_EXAMPLES=500 (and JP_FUZZ_RANDOM=1 for fresh examples) fuzzes longer by hand

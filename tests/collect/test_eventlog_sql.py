@@ -13,12 +13,12 @@ import orjson
 import pandas as pd
 import pytest
 import requests
+from sparkapps import SQL_APPS, HistoryServer, app_ids
+from sqlequal import assert_sql_tables_equal
 
 import jupyter_perf as jp
 from jupyter_perf.collect.eventlog.codecs import open_lines
 from jupyter_perf.model import OPERATOR_COLUMNS, SQL_COLUMNS, SQL_METRIC_COLUMNS
-from sparkapps import SQL_APPS, HistoryServer, app_ids, apps, apps_root  # noqa: F401
-from sqlequal import assert_sql_tables_equal
 
 
 @pytest.fixture(scope="module")

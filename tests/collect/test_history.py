@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 import requests
+from sparkapps import APPS, HistoryServer, app_ids
+from sqlequal import assert_operator_summaries_equal, assert_sql_tables_equal
 
 import jupyter_perf as jp
 from jupyter_perf.collect.history import choose_attempt
 from jupyter_perf.collect.rest import RestError
-from sparkapps import APPS, HistoryServer, app_ids, apps, apps_root  # noqa: F401  (fixtures)
-from sqlequal import assert_operator_summaries_equal, assert_sql_tables_equal
 
 
 @pytest.fixture(scope="module")

@@ -20,9 +20,13 @@ demo: $(STAMP)
 test: $(STAMP) browser lint
 	$(BIN)/python scripts/run_tests.py
 
-# The labextension's eslint + prettier + stylelint (the extension template's setup):
-# a lint error fails `make test`, so CI (.ci/run) fails on it. `jlpm lint` fixes what it can.
+# Python: ruff (pyflakes, pycodestyle, isort, bugbear; configured in pyproject.toml).
+# The labextension's TypeScript: eslint + prettier + stylelint (the extension template's
+# setup); the report's browser JavaScript (jupyter_perf/render/js): eslint, no prettier (see
+# eslint.config.mjs). A finding fails `make test`, so CI (.ci/run) fails on it.
+# `$(BIN)/ruff check --fix .` and `jlpm lint` fix what they can.
 lint: $(STAMP) node_modules/.yarn-state.yml
+	$(BIN)/ruff check --no-cache .
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jlpm lint:check
 
 # The JS dev tools (jest, eslint, ...) as yarn.lock pins them; again when either changes

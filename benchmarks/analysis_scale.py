@@ -24,8 +24,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from jupyter_perf.analysis import analyze  # noqa: E402
-from jupyter_perf.model import Run  # noqa: E402
+from jupyter_perf.analysis import analyze
+from jupyter_perf.model import Run
 
 T0 = 1_700_000_000_000.0
 _NAMES = np.array([str(i) for i in range(4096)], dtype=object)   # shared str objects

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 
-import accuracy as replay_bench   # benchmarks/accuracy.py: the workloads, plain_slots()
+import accuracy as replay_bench  # benchmarks/accuracy.py: the workloads, plain_slots()
 
 MODES = {"local": ("local[1]", "local[2]"),
          "local-cluster": ("local-cluster[1,1,1024]", "local-cluster[2,1,1024]")}

@@ -39,12 +39,12 @@ import textwrap
 import time
 from pathlib import Path
 
+import orjson
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import orjson  # noqa: E402
-
-from jupyter_perf.collect.eventlog.codecs import open_lines  # noqa: E402
+from jupyter_perf.collect.eventlog.codecs import open_lines  # noqa: E402 -- on sys.path above
 
 TEMPLATE = ROOT / "tests" / "collect" / "data" / "gen-snappy.snappy"
 EXECUTORS, CORES, HOSTS = 16, 4, 8
@@ -66,8 +66,7 @@ def generate(template: Path, out: Path, n_tasks: int, seed: int = 7) -> None:
     for e in ev:
         by.setdefault(e["Event"], []).append(e)
     t_end = next(e for e in by["SparkListenerTaskEnd"] if e["Task Type"] == "ShuffleMapTask")
-    t_start = by["SparkListenerTaskStart"][0]
-    job_start, job_end = by["SparkListenerJobStart"][0], by["SparkListenerJobEnd"][0]
+    job_start = by["SparkListenerJobStart"][0]
     ui = "org.apache.spark.sql.execution.ui."
     sql_start = by[ui + "SparkListenerSQLExecutionStart"][0]
     final_plan = by[ui + "SparkListenerSQLAdaptiveExecutionUpdate"][-1]

@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "render"))
 
-import nbformat  # noqa: E402
+import nbformat
 
-from jupyter_perf.analysis import analyze  # noqa: E402
-from jupyter_perf.render import inline, report_html  # noqa: E402
+from jupyter_perf.analysis import analyze
+from jupyter_perf.render import inline, report_html
 
 
 def added_bytes(data: dict) -> int:
@@ -52,9 +52,10 @@ def row(name: str, run) -> str:
 
 
 def spark_runs():
-    import jupyter_perf as jp
     from render_runs import skewed_join_run
     from sparkhelpers import make_spark
+
+    import jupyter_perf as jp
 
     spark = make_spark("local[2]", **{"spark.sql.shuffle.partitions": "50",
                                       "spark.sql.adaptive.enabled": "false"})

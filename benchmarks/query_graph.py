@@ -36,10 +36,11 @@ for p in (ROOT, ROOT / "benchmarks", ROOT / "tests", ROOT / "tests" / "render",
           ROOT / "tests" / "analysis"):
     sys.path.insert(0, str(p))
 
-from jupyter_perf.analysis import analyze  # noqa: E402
-from jupyter_perf.render import export  # noqa: E402
-from jupyter_perf.render.tabs.query import query_tab  # noqa: E402
-from render_runs import synthetic, with_plan  # noqa: E402
+from render_runs import synthetic, with_plan  # noqa: E402 -- tests/render, put on sys.path above
+
+from jupyter_perf.analysis import analyze  # noqa: E402 -- this checkout, put on sys.path above
+from jupyter_perf.render import export  # noqa: E402 -- this checkout, put on sys.path above
+from jupyter_perf.render.tabs.query import query_tab  # noqa: E402 -- this checkout, as above
 
 CHROMIUM = "/usr/bin/chromium"
 READY = """() => { const d = window.Bokeh && Bokeh.documents[0];

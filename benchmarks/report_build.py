@@ -24,6 +24,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     import analysis_scale
+
     import jupyter_perf
     from jupyter_perf import analyze
     from jupyter_perf.render.report import report_document

@@ -30,11 +30,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from analysis_scale import build_run  # noqa: E402
+from analysis_scale import build_run
 
-from jupyter_perf import render  # noqa: E402
-from jupyter_perf.analysis import analyze  # noqa: E402
-from jupyter_perf import fmt  # noqa: E402
+from jupyter_perf import fmt, render
+from jupyter_perf.analysis import analyze
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
@@ -78,8 +77,11 @@ MEASURE_KEY = """async ([key]) => {
 
 # report.js reports its phases through the standard User Timing API ("jupyter-perf: …").
 ENTRIES = "(name) => performance.getEntriesByName(name).length"
-LAST = "(name) => { const e = performance.getEntriesByName(name); return e.length ? e[e.length - 1].duration : null; }"
+LAST = ("(name) => { const e = performance.getEntriesByName(name); "
+        "return e.length ? e[e.length - 1].duration : null; }")
 PREFETCHED = "jupyter-perf: prefetched"
+# The what-if panel's current prediction, as the report's state model holds it.
+PREDICTED = "Bokeh.documents[0].get_model_by_name('jp-whatif-state').data.predicted_ms[0]"
 # The cold path: a page that never has idle time, so no setting is prepared ahead.
 NO_IDLE = "window.requestIdleCallback = function () { return 0; };"
 
@@ -119,7 +121,7 @@ def measure(path: str, a, repeat: int, cold: bool = False) -> dict:
                 # the what-if callback's own JS time (replay of every task + the text)
                 results["callback_ms"].append(page.evaluate(
                     LAST, "jupyter-perf: what-if (" + ("replayed" if cold else "prepared") + ")"))
-                got = page.evaluate("Bokeh.documents[0].get_model_by_name('jp-whatif-state').data.predicted_ms[0]")
+                got = page.evaluate(PREDICTED)
                 assert got == expected, (key, got, expected)
                 text = page.locator(".jp-whatif-out .big").inner_text()
                 assert f"Predicted: {fmt.ms(expected)}" in text, (text, fmt.ms(expected))
@@ -129,7 +131,7 @@ def measure(path: str, a, repeat: int, cold: bool = False) -> dict:
             page.get_by_label("no GC", exact=False).first.focus()
             page.keyboard.press("Space")
             results["gc_ms"].append(page.evaluate("window.__jpKeyDone"))
-            got = page.evaluate("Bokeh.documents[0].get_model_by_name('jp-whatif-state').data.predicted_ms[0]")
+            got = page.evaluate(PREDICTED)
             assert got == a.whatif(disk=math.inf, slots_factor=4.0, gc=False), got
             page.close()
         browser.close()
@@ -170,7 +172,8 @@ def main() -> None:
                 "default: neighbouring settings prefetched in idle time")
         print(f"--- {head}")
         if not cold:
-            print(f"first_contentful_paint_ms median={med['fcp_ms']:.0f} runs={[None if x is None else round(x) for x in r['fcp_ms']]}")
+            fcp = [None if x is None else round(x) for x in r["fcp_ms"]]
+            print(f"first_contentful_paint_ms median={med['fcp_ms']:.0f} runs={fcp}")
             print(f"report_ready_ms median={med['ready_ms']:.0f} runs={[round(x) for x in r['ready_ms']]}"
                   "  (target <= 3000)")
         for key, label in (("disk_ms", "disk slider -> inf"), ("slots_ms", "slots slider -> x4"),

@@ -37,10 +37,10 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from analysis_scale import build_run  # noqa: E402
+from analysis_scale import build_run
 
-from jupyter_perf.service.saving import analysis_or_none  # noqa: E402
-from jupyter_perf.store import RunStore  # noqa: E402
+from jupyter_perf.service.saving import analysis_or_none
+from jupyter_perf.store import RunStore
 
 MB = 1024 * 1024
 
@@ -74,9 +74,9 @@ class Server:
             try:
                 self.get("jupyter-perf/api/version")
                 return
-            except OSError:
+            except OSError as err:
                 if self.proc.poll() is not None:
-                    raise SystemExit("jupyter server exited at startup")
+                    raise SystemExit("jupyter server exited at startup") from err
                 time.sleep(0.5)
         raise SystemExit("jupyter server did not answer in 180 s")
 

@@ -135,8 +135,9 @@ def main() -> None:
     args = parser.parse_args()
     queries = list(range(1, 23)) if args.all else [int(q) for q in args.queries.split(",")]
 
-    import jupyter_perf as jp
     from tpch import data_dir, query, register
+
+    import jupyter_perf as jp
 
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {machine()}; load {load()}")
     t0 = time.monotonic()
@@ -157,7 +158,7 @@ def main() -> None:
             for _ in range(args.warmups):
                 spark.sql(text).collect()
             for rep in range(1, args.repeats + 1):
-                run = jp.measure(lambda: spark.sql(text).collect(), spark=spark,
+                run = jp.measure(lambda text=text: spark.sql(text).collect(), spark=spark,
                                  label=f"TPC-H Q{q}", store=False)
                 rec = record(q, rep, jp.analyze(run))
                 rec.update(scale=args.scale, master=args.master)

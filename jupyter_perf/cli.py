@@ -20,8 +20,8 @@ import sys
 import time
 from typing import Sequence
 
-from .errors import JupyterPerfError, one_line
 from . import fmt
+from .errors import JupyterPerfError, one_line
 
 EXIT_ERROR = 2
 
@@ -40,7 +40,8 @@ def _parser() -> argparse.ArgumentParser:
                 description="Why did my Spark application take the time it took?")
     from ._version import __version__
     p.add_argument("--version", action="version", version=f"jupyter-perf {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="{analyze,runs,report,compare,accuracy}", parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", metavar="{analyze,runs,report,compare,accuracy}",
+                           parser_class=_Parser)
     sub.required = True
 
     a = sub.add_parser("analyze", help="analyse a past application (event log or History Server)",
@@ -68,7 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     o.add_argument("run_id", metavar="RUN_ID")
     o.add_argument("-o", "--output", metavar="OUT.html", required=True)
     o.add_argument("--force", action="store_true",
-                   help="replace OUT even if it is not an earlier export of this run (never a symlink or a folder)")
+                   help="replace OUT even if it is not an earlier export of this run "
+                        "(never a symlink or a folder)")
     _compare_parsers(sub)
     return p
 
@@ -221,8 +223,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .service.comparing import compare, export_comparison
     from .render.compare import comparison_text
+    from .service.comparing import compare, export_comparison
 
     c = compare(args.a, args.b, record=not args.no_record)
     summary = c.summary()

@@ -3,8 +3,9 @@ to the test's own run store as a kernel would save them (the store, the index an
 noise lookups are all real; only the task data is made up)."""
 from __future__ import annotations
 
-import jupyter_perf as jp
 from analysis_synth import make_run, task
+
+import jupyter_perf as jp
 from jupyter_perf.store import default_store
 
 SOURCE = "df.groupBy('k').count().collect()"

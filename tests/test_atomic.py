@@ -7,12 +7,11 @@ import os
 import stat
 
 import pytest
+from test_store import sample_run
 
-from jupyter_perf.atomic import (ExportError, export_owner, utf8_safe, write_export,
-                                 write_text_atomic)
+from jupyter_perf.atomic import ExportError, export_owner, utf8_safe, write_export, write_text_atomic
 from jupyter_perf.cli import main
 from jupyter_perf.store import RunStore
-from test_store import sample_run
 
 NOTEBOOK = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n'
 

@@ -5,11 +5,11 @@ measured"). Which way the error goes is not asserted: that is what the record me
 from __future__ import annotations
 
 import pytest
+from sparkhelpers import make_spark
 
 import jupyter_perf as jp
 from jupyter_perf.render.compare import comparison_text
 from jupyter_perf.store import accuracy, default_store
-from sparkhelpers import make_spark
 
 pytestmark = pytest.mark.spark4
 

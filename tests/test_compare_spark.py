@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 
 import pytest
+from sparkhelpers import rest_stages, run_cell
 
 import jupyter_perf as jp
 from jupyter_perf.render.advice import ready_cell
 from jupyter_perf.store import accuracy, default_store
-from sparkhelpers import rest_stages, run_cell
 
 pytestmark = pytest.mark.spark4
 

@@ -8,13 +8,13 @@ import json
 import os
 
 import pytest
+from compare_synth import cell_run, stored
 
 import jupyter_perf as jp
-from compare_synth import cell_run, stored
 from jupyter_perf.cli import main
+from jupyter_perf.model import Run
 from jupyter_perf.service.comparing import CompareError, export_id
 from jupyter_perf.service.saving import save
-from jupyter_perf.model import Run
 from jupyter_perf.store import accuracy, default_store
 
 

@@ -6,7 +6,6 @@ import shutil
 
 import nbformat
 from nbclient import NotebookClient
-
 from sparkhelpers import JVM_NOISE
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, "examples")

@@ -5,11 +5,11 @@ import threading
 import time
 
 import pytest
-
 from sparkhelpers import run_cell
-from jupyter_perf.collect.window import ClassicWindow
-from jupyter_perf.collect.progress import ProgressSnapshot, StageProgress
+
 from jupyter_perf import fmt
+from jupyter_perf.collect.progress import ProgressSnapshot, StageProgress
+from jupyter_perf.collect.window import ClassicWindow
 from jupyter_perf.kernel.live import LiveDisplay, html_of, text_of
 
 THREADS = ("jupyter-perf-progress", "jupyter-perf-memory-sampler")

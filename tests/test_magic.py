@@ -9,9 +9,9 @@ import threading
 import time
 
 import pytest
+from sparkhelpers import rest_stages, run_cell
 
 from jupyter_perf.analysis import analyze
-from sparkhelpers import rest_stages, run_cell
 
 pytestmark = pytest.mark.spark4
 

@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import pytest
-
 from sparkhelpers import make_spark, run_cell
 from test_magic import assert_host_cpu_sampled, assert_matches_spark
-
 
 pytestmark = pytest.mark.spark4
 

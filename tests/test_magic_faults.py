@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from sparkhelpers import run_cell
 
 import jupyter_perf as jp
 from jupyter_perf.store import default_store
-from sparkhelpers import run_cell
 
 pytestmark = pytest.mark.spark4
 

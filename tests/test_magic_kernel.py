@@ -8,7 +8,6 @@ import sys
 
 import pytest
 from jupyter_client.manager import start_new_kernel
-
 from sparkhelpers import JVM_NOISE
 
 pytestmark = pytest.mark.own_process
@@ -72,7 +71,7 @@ def test_first_measured_cell_of_a_fresh_kernel_is_quiet(kernel):
     streams = cell.stream("stdout") + cell.stream("stderr")
     assert not JVM_NOISE.search(streams), streams
     # one line says Spark started and where its own output went
-    [line] = [l for l in streams.splitlines() if l.strip()]
+    [line] = [s for s in streams.splitlines() if s.strip()]
     started = re.fullmatch(r"Spark (\d+\.\d+\.\d+) started in \d+ s, log: (.+)", line)
     assert started, line
     log = started.group(2)

@@ -8,7 +8,7 @@ from jupyter_perf.collect.eventlog.fields import conform_eventlog
 from jupyter_perf.collect.fields import parse_spark_time
 from jupyter_perf.collect.listener import conform_sparkmeasure_tasks
 from jupyter_perf.collect.rest_fields import conform_rest
-from jupyter_perf.model import Run, conform
+from jupyter_perf.model import Run
 
 REST_TASK = {
     "taskId": 7, "index": 2, "attempt": 1, "launchTime": "2026-11-22T02:01:04.946GMT",

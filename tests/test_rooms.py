@@ -32,29 +32,33 @@ below on planted packages.
 The checker fails when it should. ``test_the_checker_reports_a_planted_cycle`` plants
 ``pkg/__init__ -> pkg.a -> (in a function) pkg.b -> (from pkg import a) pkg.a`` in tmp_path;
 ``test_the_real_tree_with_one_planted_import_fails`` copies jupyter_perf and adds one
-function-level ``from .analysis import analyze`` to ``model.py``. Observed messages::
+function-level ``from .analysis import analyze`` to ``model.py``. Observed messages (long
+lines wrapped here)::
 
     import cycle: pkg.a -> pkg.b -> pkg.a
         pkg/a.py:3  from . import b  (in a function)
         pkg/b.py:1  from pkg import a
 
-    import cycle: jupyter_perf.analysis -> jupyter_perf.analysis.result -> jupyter_perf.analysis.breakdown -> jupyter_perf.model -> jupyter_perf.analysis
+    import cycle: jupyter_perf.analysis -> jupyter_perf.analysis.result
+        -> jupyter_perf.analysis.breakdown -> jupyter_perf.model -> jupyter_perf.analysis
         jupyter_perf/analysis/__init__.py:21  from .result import Analysis, analyze
         jupyter_perf/analysis/result.py:12  from . import breakdown as _bd
         jupyter_perf/analysis/breakdown.py:25  from ..model import Run
         jupyter_perf/model.py:596  from .analysis import analyze  (in a function)
 
     model may import nothing of jupyter_perf; found:
-        jupyter_perf/model.py:596  jupyter_perf.model -> jupyter_perf.analysis  `from .analysis import analyze`  (in a function)
+        jupyter_perf/model.py:596  jupyter_perf.model -> jupyter_perf.analysis
+            `from .analysis import analyze`  (in a function)
 
 On the tree as it stood when this test was written (the server restructuring, which removes
-them, still under way), test_no_import_cycles failed with::
+them, still under way), test_no_import_cycles failed with (long lines wrapped here)::
 
     import cycle: jupyter_perf.server -> jupyter_perf.server.handlers -> jupyter_perf.server
         jupyter_perf/server/__init__.py:49  from .handlers import setup_handlers  (in a function)
         jupyter_perf/server/handlers.py:21  from . import API_NAMESPACE
 
-    import cycle: jupyter_perf.server.compare_api -> jupyter_perf.server.handlers -> jupyter_perf.server.compare_api
+    import cycle: jupyter_perf.server.compare_api -> jupyter_perf.server.handlers
+        -> jupyter_perf.server.compare_api
         jupyter_perf/server/compare_api.py:20  from .handlers import PerfError, PerfHandler, ReportHandler
         jupyter_perf/server/handlers.py:208  from .compare_api import compare_handlers  (in a function)
 """
@@ -163,7 +167,8 @@ def build_graph(package_dir: Path) -> Graph:
         return name
 
     imports: list[Import] = []
-    for name, path in files.items():
+
+    def read(name: str, path: Path) -> None:    # one module's import statements, into imports
         source = path.read_text(encoding="utf-8")
         lines = source.splitlines()
         is_package = path.name == "__init__.py"
@@ -195,6 +200,9 @@ def build_graph(package_dir: Path) -> Graph:
                 visit(child, inner)
 
         visit(ast.parse(source, filename=str(path)), False)
+
+    for name, path in files.items():
+        read(name, path)
     return Graph(package, modules, imports)
 
 

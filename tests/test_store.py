@@ -10,12 +10,12 @@ import textwrap
 
 import pandas as pd
 import pytest
+from test_model import REST_TASK
 
 from jupyter_perf.atomic import utf8_safe
 from jupyter_perf.collect.rest_fields import conform_rest
 from jupyter_perf.model import Run
 from jupyter_perf.store import RunStore, StoreError, valid_run_id
-from test_model import REST_TASK
 
 
 def sample_run(**kw) -> Run:

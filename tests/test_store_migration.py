@@ -9,10 +9,10 @@ import sqlite3
 import time
 
 import pandas as pd
+from test_model import REST_TASK
 
 from jupyter_perf.collect.rest_fields import conform_rest
 from jupyter_perf.store import RunStore
-from test_model import REST_TASK
 
 # The previous version's schema (reflowed) and insert, verbatim.
 OLD_SCHEMA = (

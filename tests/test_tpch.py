@@ -6,7 +6,6 @@ import os
 
 import pyarrow.parquet as pq
 import pytest
-
 import tpch
 
 

@@ -432,8 +432,9 @@ class Comparison:
 
     def advice_outcome(self) -> dict | None:
         """Whether the advice B followed helped: None when B applied no setting A advised
-        (nor more slots where A's verdict advised them); else ``{verdict, words}`` where verdict is helped | slower |
-        no_change | unknown (no noise estimate: faster or slower cannot be told from noise)."""
+        (nor more slots where A's verdict advised them); else ``{verdict, words}`` where verdict
+        is helped | slower | no_change | unknown (no noise estimate: faster or slower cannot be
+        told from noise)."""
         followed = hint_predictions(self.a, self.b)
         if any(h.get("cause") == "slots" for h in getattr(self.a, "hints", None) or []):
             followed += [p for p in [slot_prediction(self.a, self.b)] if p]

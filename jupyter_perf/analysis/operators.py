@@ -502,8 +502,8 @@ def cell_line(run: Run, execution_id: int) -> dict | None:
 # -- stages named by their operators ---------------------------------------------------
 def stage_operators(nodes: dict, limit: int = 6) -> dict[int, str]:
     """Per stage id: its operators from input to output ("Scan parquet lineitem → Filter →
-    HashAggregate by l_orderkey → Exchange hash on l_orderkey"), wrappers left out; a shuffle reads at the start of a stage
-    and writes at its end."""
+    HashAggregate by l_orderkey → Exchange hash on l_orderkey"), wrappers left out; a shuffle
+    reads at the start of a stage and writes at its end."""
     by_stage: dict[int, list[Node]] = {}
     for n in nodes.values():
         if STRUCTURAL.match(n.name):
@@ -512,19 +512,23 @@ def stage_operators(nodes: dict, limit: int = 6) -> dict[int, str]:
             by_stage.setdefault(s, []).append(n)
     out = {}
     for s, members in by_stage.items():
-        keys = {n.key for n in members}
-
-        def depth(n: Node, seen=()) -> int:
-            below = [p for p in _producers(nodes, n) if p.key in keys and p.key not in seen
-                     and not (EXCHANGE.match(p.name) and _writes_in(nodes, p, keys))]
-            if EXCHANGE.match(n.name) and not _writes_in(nodes, n, keys):
-                return 0                                # read side: the stage's input
-            return 1 + max((depth(p, seen + (n.key,)) for p in below), default=0)
-
-        ordered = sorted(members, key=lambda n: (depth(n), n.execution_id, -n.node_id))
-        names = [operator_label(n.name, n.description) for n in ordered]
+        names = [operator_label(n.name, n.description) for n in _input_to_output(nodes, members)]
         out[s] = " → ".join(names if len(names) <= limit else names[:limit - 1] + ["…"])
     return out
+
+
+def _input_to_output(nodes: dict, members: list[Node]) -> list[Node]:
+    """One stage's operators (``members``) ordered from its input to its output."""
+    keys = {n.key for n in members}
+
+    def depth(n: Node, seen=()) -> int:
+        below = [p for p in _producers(nodes, n) if p.key in keys and p.key not in seen
+                 and not (EXCHANGE.match(p.name) and _writes_in(nodes, p, keys))]
+        if EXCHANGE.match(n.name) and not _writes_in(nodes, n, keys):
+            return 0                                    # read side: the stage's input
+        return 1 + max((depth(p, seen + (n.key,)) for p in below), default=0)
+
+    return sorted(members, key=lambda n: (depth(n), n.execution_id, -n.node_id))
 
 
 def _writes_in(nodes: dict, exchange: Node, keys: set) -> bool:

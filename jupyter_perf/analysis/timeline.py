@@ -114,8 +114,9 @@ def _clip_measure(starts: np.ndarray, ends: np.ndarray,
 
     def covered(x: np.ndarray) -> np.ndarray:
         i = np.searchsorted(win_s, x, side="right")          # windows starting at or before x
-        full = cum[np.maximum(i - 1, 0)]
-        partial = np.where(i > 0, np.minimum(x, win_e[np.maximum(i - 1, 0)]) - win_s[np.maximum(i - 1, 0)], 0.0)
+        last = np.maximum(i - 1, 0)
+        full = cum[last]
+        partial = np.where(i > 0, np.minimum(x, win_e[last]) - win_s[last], 0.0)
         return np.where(i > 0, full + np.maximum(partial, 0.0), 0.0)
 
     return np.maximum(covered(ends) - covered(starts), 0.0)

@@ -20,8 +20,8 @@ from typing import Any
 
 from IPython.display import DisplayHandle, display
 
-from ..collect.progress import ProgressSnapshot, StageProgress
 from .. import fmt
+from ..collect.progress import ProgressSnapshot, StageProgress
 
 MAX_BARS = 8     # stages shown as bars; the rest are summarised in one line
 TEXT_WIDTH = 30  # characters of a text bar

@@ -15,9 +15,9 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
+from .. import fmt
 from ..atomic import utf8_safe
 from ..errors import JupyterPerfError, one_line
-from .. import fmt
 from ..render import inline
 from ..service.saving import analysis_or_none, save
 from ..store import StoreError, default_store, valid_run_id

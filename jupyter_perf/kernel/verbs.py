@@ -6,7 +6,7 @@ from typing import Any
 
 from ..model import Run
 from ..render.advice import ready_cell
-from ..service.comparing import (NOISE_RUNS, CompareError, analysed, compare, load_run)
+from ..service.comparing import NOISE_RUNS, CompareError, analysed, compare, load_run
 from ..store import RunStore, StoreError, default_store
 
 

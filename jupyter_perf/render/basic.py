@@ -12,10 +12,10 @@ from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, DataTable, Div, TableColumn
 from bokeh.plotting import figure
 
+from .. import fmt
 from ..analysis.breakdown import task_breakdown, totals
 from ..analysis.components import COMPONENTS
 from ..model import Run
-from .. import fmt
 
 
 def time_split(run: Run) -> dict[str, dict]:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.components import BY_KEY, KEYS
 from .. import fmt
+from ..analysis.components import BY_KEY, KEYS
 
 TITLE = "jupyter-perf comparison"
 OPERATOR_ROWS = 40

@@ -24,8 +24,8 @@ import json
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
-from ..constants import BOKEH_BUNDLES, REPORT_FORMAT, REPORT_MIME_TYPE
 from .. import fmt
+from ..constants import BOKEH_BUNDLES, REPORT_FORMAT, REPORT_MIME_TYPE
 
 
 def bokehjs_scripts() -> str:

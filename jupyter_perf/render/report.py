@@ -19,10 +19,10 @@ from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, CustomJS, Tabs
 from bokeh.resources import INLINE
 
-from ..analysis import Analysis, analyze
-from ..model import Run
-from ..atomic import write_export
 from .. import fmt
+from ..analysis import Analysis, analyze
+from ..atomic import write_export
+from ..model import Run
 from . import payload
 from .basic import basic_layout
 from .lanes import assign_lanes
@@ -155,7 +155,7 @@ def report_html(obj: Run | Analysis) -> str:
     if isinstance(obj, Run):
         try:
             a = analyze(obj)
-        except Exception as exc:  # noqa: BLE001 — never lose a report to an analysis bug
+        except Exception as exc:  # broad on purpose: never lose a report to an analysis bug
             return file_html(fallback_document(obj, f"analysis failed: {type(exc).__name__}: {exc}"),
                              resources=INLINE, title=TITLE)
         return file_html(report_document(a), resources=INLINE, title=TITLE)

@@ -4,13 +4,20 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from bokeh.document import Document
-from bokeh.models import (ColumnDataSource, DataTable, Div, InlineStyleSheet, NumberFormatter,
-                          StringEditor, StringFormatter, TableColumn)
+from bokeh.models import (
+    ColumnDataSource,
+    DataTable,
+    Div,
+    InlineStyleSheet,
+    NumberFormatter,
+    StringEditor,
+    StringFormatter,
+    TableColumn,
+)
 
-from ..analysis.components import COMPONENTS
 from .. import fmt
+from ..analysis.components import COMPONENTS
 from .style import CSS, ESTIMATED_HATCH
-
 
 NUMBER_FORMATS = {"int": "0,0", "ms": "0,0.0", "pct": "0.0%", "bytes": "0.0 b", "float": "0,0.00"}
 
@@ -84,8 +91,8 @@ def table(columns: Iterable[tuple[str, str, str]], data: dict[str, list], *, hei
           name: str | None = None, fit: bool = False, frozen: int = 1,
           source: ColumnDataSource | None = None,
           **kw: Any) -> tuple[DataTable, ColumnDataSource]:
-    """``columns``: (field, title, kind) with kind ``text`` | ``wide`` (long text) | ``int`` | ``ms`` | ``float`` |
-    ``pct`` | ``bytes``. Text cells use StringFormatter, which writes text, not markup.
+    """``columns``: (field, title, kind) with kind ``text`` | ``wide`` (long text) | ``int`` |
+    ``ms`` | ``float`` | ``pct`` | ``bytes``. Text cells use StringFormatter, which writes text, not markup.
 
     Every column is at least as wide as its header, so no header is cut. ``fit``: the columns
     fill the table's width (small tables); otherwise a wide table scrolls sideways with its

@@ -104,7 +104,7 @@ def analysed(run: Run, side: str):
 
     try:
         return analyze(run)
-    except Exception as exc:  # noqa: BLE001 - a bug or odd data: one line, the run is kept
+    except Exception as exc:  # broad on purpose: a bug or odd data: one line, the run is kept
         raise CompareError(f"could not analyse run {run.run_id} ({side}): {one_line(exc)}; "
                            "its report (jupyter-perf report) shows what is there", "analysis") from exc
 
@@ -137,7 +137,7 @@ def _repeat_key(store: RunStore, row: dict) -> tuple | None:
                     spark_version=str(meta.get("spark_version") or ""),
                     executors=pd.DataFrame(meta.get("executors") or []),
                     extra=dict(meta.get("extra") or {}))
-    except Exception:  # noqa: BLE001 - a damaged or vanished run is no evidence of noise
+    except Exception:  # broad: a damaged or vanished run is no evidence of noise
         return None
     return (row.get("source_hash") or "", config_key(light))
 

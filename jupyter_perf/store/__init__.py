@@ -30,8 +30,18 @@ from typing import Any, Callable, Iterator, TypeVar
 from ..errors import one_line
 from ..model import Run
 from . import index, rundir
-from .layout import (DELETING_PREFIX, INDEX_FILE, LOCK_FILE, RUN_ID_RE, RUNS_DIR,
-                     TEMP_PREFIX, UNLOCKED_TEMP_AGE_S, StoreError, home_dir, valid_run_id)
+from .layout import (
+    DELETING_PREFIX,
+    INDEX_FILE,
+    LOCK_FILE,
+    RUN_ID_RE,
+    RUNS_DIR,
+    TEMP_PREFIX,
+    UNLOCKED_TEMP_AGE_S,
+    StoreError,
+    home_dir,
+    valid_run_id,
+)
 
 try:
     import fcntl
@@ -187,7 +197,7 @@ class RunStore:
             meta = rundir.read_meta(folder)
             meta["run_id"] = run_id                    # the directory's name is the id
             return rundir.index_facts(meta, rundir.count_tasks(folder), rundir.stored_ms(folder))
-        except Exception:  # noqa: BLE001 - an unreadable run is left out, never fatal
+        except Exception:  # broad: an unreadable run is left out, never fatal
             return None
 
     def _set_aside(self, kind: str) -> str | None:
@@ -370,7 +380,7 @@ class RunStore:
             return self._save(run, summary)
         except StoreError:
             raise
-        except Exception as exc:  # noqa: BLE001 - odd data or a bug: still one line, run kept in memory
+        except Exception as exc:  # broad: odd data or a bug: still one line, run kept in memory
             raise StoreError(f"could not save run {getattr(run, 'run_id', '?')}: "
                              f"{one_line(exc)}; the run is only in memory "
                              "(jupyter_perf.last_run())") from exc
@@ -484,7 +494,7 @@ class RunStore:
             raise KeyError(run_id)
         try:
             return fn(folder)
-        except Exception as exc:  # noqa: BLE001 - JSON, parquet, OS and type errors alike
+        except Exception as exc:  # broad: JSON, parquet, OS and type errors alike
             if gone():
                 raise KeyError(run_id) from None
             raise self._damaged(run_id, exc) from exc

@@ -1,7 +1,7 @@
 """Time breakdown per task attempt and totals, measured vs estimated."""
 import pytest
-
 from analysis_synth import make_run, task
+
 from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.breakdown import category_shares, task_breakdown
 from jupyter_perf.analysis.components import KEYS

@@ -5,18 +5,26 @@ import math
 
 import pandas as pd
 import pytest
-
 from analysis_synth import make_run, task
+
 from jupyter_perf.analysis import analyze
-from jupyter_perf.analysis.compare import (_dur, compare, config_diff, noise_band,
-                                           operator_deltas, setup_of, stage_deltas, t995,
-                                           wall_split)
+from jupyter_perf.analysis.compare import (
+    _dur,
+    compare,
+    config_diff,
+    noise_band,
+    operator_deltas,
+    setup_of,
+    stage_deltas,
+    t995,
+    wall_split,
+)
 from jupyter_perf.analysis.components import KEYS
 from jupyter_perf.model import Run
 
 
 def _run(durations, *, slots=2, gap=0.0, stage_names=("collect at <cell>:3",), **fields):
-    tasks, t = [], 0.0
+    tasks = []
     per_slot = [gap] * slots
     for i, d in enumerate(durations):
         s = min(range(slots), key=lambda k: per_slot[k])

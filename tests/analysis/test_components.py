@@ -1,5 +1,6 @@
 """The one definition of the breakdown components, and the summary carrying it."""
 from analysis_synth import make_run, task
+
 from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.breakdown import CATEGORIES
 from jupyter_perf.analysis.components import BY_KEY, COMPONENTS, KEYS, as_json

@@ -2,8 +2,7 @@
 plan descriptions as Spark 3.5 and 4.x write them; anything unreadable leaves the name."""
 import pytest
 
-from jupyter_perf.analysis.operator_labels import (MAX_KEYS, MAX_LEN, operator_label,
-                                                   split_top_level)
+from jupyter_perf.analysis.operator_labels import MAX_KEYS, MAX_LEN, operator_label, split_top_level
 
 CASES = [
     ("HashAggregate", "HashAggregate(keys=[l_returnflag#98, l_linestatus#99], "

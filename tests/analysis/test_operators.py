@@ -1,10 +1,10 @@
 """Operators ↔ stages ↔ task time on synthetic plans that follow the model's contract."""
 import pytest
-
 from analysis_synth import make_run, task
+from plan_synth import attach, node
+
 from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.operators import COLUMNS, cell_line
-from plan_synth import attach, node
 
 MiB = 1 << 20
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 
 import pytest
+from sparkhelpers import make_spark
 
 import jupyter_perf as jp
-from sparkhelpers import make_spark
 
 pytestmark = [pytest.mark.spark4, pytest.mark.fresh_jvm]
 

@@ -6,11 +6,10 @@ driver heap (GC pressure), AQE off (it would split the skewed partition for us).
 from __future__ import annotations
 
 import pytest
+from spark_workloads import hot_key_count
+from sparkhelpers import make_spark
 
 import jupyter_perf as jp
-from sparkhelpers import make_spark
-from spark_workloads import hot_key_count
-
 
 pytestmark = [pytest.mark.spark4, pytest.mark.fresh_jvm]
 

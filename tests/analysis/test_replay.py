@@ -1,8 +1,8 @@
 """Schedule replay: hand-computed schedules, NSDI'15 Figure 2, DAG barriers, properties."""
 import numpy as np
 import pytest
-
 from analysis_synth import make_run, task
+
 from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.replay import replay, simulate_group
 from jupyter_perf.analysis.timeline import build_timeline
@@ -127,6 +127,7 @@ def test_dag_barrier_inside_a_group():
 
 def test_tasks_without_launch_times_replay_in_stage_order_on_the_cores():
     import pandas as pd
+
     from jupyter_perf.model import Run, conform
     df = pd.DataFrame({"stage_id": [0, 0, 0], "task_id": [0, 1, 2], "duration_ms": [4.0] * 3,
                        "run_ms": [4.0] * 3, "status": "SUCCESS"})

@@ -1,8 +1,8 @@
 """Replay with the slots executors really had over time (dynamic allocation, lost executors)."""
 import numpy as np
 import pytest
-
 from analysis_synth import T0, make_run, task
+
 from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.replay import scaled_windows, simulate_group, simulate_windows
 from jupyter_perf.analysis.timeline import build_timeline

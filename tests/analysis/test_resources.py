@@ -1,7 +1,7 @@
 """Monotask model (seed 004): ideal time per resource = work / capacity; bottleneck."""
 import pytest
-
 from analysis_synth import make_run, task
+
 from jupyter_perf.analysis import ResourceParams, analyze
 
 MB = 1_000_000

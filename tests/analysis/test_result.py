@@ -3,8 +3,8 @@ import json
 
 import pandas as pd
 import pytest
-
 from analysis_synth import T0, make_run, task
+
 from jupyter_perf.analysis import Analysis, analyze
 from jupyter_perf.model import Run
 

@@ -1,7 +1,7 @@
 """Stragglers (progress rate, 1.5 x stage median), causes, data skew."""
 import pytest
-
 from analysis_synth import T0, make_run, task
+
 from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.stragglers import CAUSES, COLUMNS
 

@@ -1,8 +1,8 @@
 """Windows, wall time, stage groups, concurrency, driver gaps."""
 import numpy as np
 import pytest
-
 from analysis_synth import T0, make_run, task
+
 from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.timeline import build_timeline, parse_parent_ids
 

@@ -11,10 +11,10 @@ task time is waiting for a core); the SF 1 comparison belongs in benchmarks/.
 from __future__ import annotations
 
 import pytest
-
-import jupyter_perf as jp
 from sparkhelpers import make_spark
 from tpch import query, register
+
+import jupyter_perf as jp
 
 pytestmark = [pytest.mark.spark4, pytest.mark.fresh_jvm]
 
@@ -32,7 +32,7 @@ def spark():
 def analyses(spark):
     out = {}
     for q in (1, 9, 18):
-        run = jp.measure(lambda: spark.sql(query(q)).collect(), spark=spark, store=False)
+        run = jp.measure(lambda q=q: spark.sql(query(q)).collect(), spark=spark, store=False)
         out[q] = jp.analyze(run)
     return out
 

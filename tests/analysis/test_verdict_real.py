@@ -13,14 +13,14 @@ import sys
 
 import numpy as np
 import pytest
+from spark_workloads import hot_key_count
+from sparkhelpers import make_spark
 
 import jupyter_perf as jp
 from jupyter_perf.analysis.resources import io_time_bound
 from jupyter_perf.analysis.stragglers import fresh_executors
 from jupyter_perf.analysis.verdict import HINTS
 from jupyter_perf.analysis.whatif import predict
-from sparkhelpers import make_spark
-from spark_workloads import hot_key_count
 
 pytestmark = [pytest.mark.spark4, pytest.mark.fresh_jvm]
 

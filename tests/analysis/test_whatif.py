@@ -3,8 +3,8 @@ import math
 
 import numpy as np
 import pytest
-
 from analysis_synth import make_run, task
+
 from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.whatif import predict
 
@@ -124,7 +124,7 @@ def test_cache_returns_the_same_answer():
 # -- properties ------------------------------------------------------------------------
 def random_run(seed, n=40):
     rng = np.random.default_rng(seed)
-    tasks, t = [], 0.0
+    tasks = []
     slots = int(rng.integers(1, 5))
     free = [0.0] * slots
     for i in range(n):

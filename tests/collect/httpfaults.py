@@ -36,7 +36,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:   # quiet
         pass
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:  # http.server's name
         owner = self.server.owner
         owner.requests.append(self.path)
         if owner.upstream is not None:

@@ -15,13 +15,20 @@ import math
 import re
 
 import pytest
+from httpfaults import HTML, FaultyServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from httpfaults import HTML, FaultyServer
 from jupyter_perf.collect.history import load_rest
-from jupyter_perf.collect.rest import (COLLECTION_DEADLINE_ENV, DEADLINE_ENV, RestDeadline,
-                                       RestError, RestNotFound, RestUnreachable, SparkRest)
+from jupyter_perf.collect.rest import (
+    COLLECTION_DEADLINE_ENV,
+    DEADLINE_ENV,
+    RestDeadline,
+    RestError,
+    RestNotFound,
+    RestUnreachable,
+    SparkRest,
+)
 from jupyter_perf.errors import JupyterPerfError
 from jupyter_perf.model import Run
 

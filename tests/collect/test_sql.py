@@ -11,10 +11,10 @@ import re
 
 import pytest
 import requests
-
-import jupyter_perf as jp
 import tpch
 from sparkapps import HistoryServer
+
+import jupyter_perf as jp
 
 # Its own process (scripts/run_tests.py): test_the_history_server_gives_the_live_tables failed
 # twice in the shared process (after ~20 other Spark sessions in the same JVM: SQL metric rows

@@ -12,11 +12,11 @@ DataFrame read twice and a Python UDF.
 from __future__ import annotations
 
 import pytest
-
-import jupyter_perf as jp
 import tpch
 from sparkapps import logged_sql_app, sql_workloads
 from sqlequal import METRIC_KEYS, assert_sql_tables_equal, indexed
+
+import jupyter_perf as jp
 
 QUERIES = (1, 9)
 

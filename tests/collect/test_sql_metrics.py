@@ -7,8 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jupyter_perf.collect.sql_metrics import (AVERAGE_PREFIX, STATS_PREFIX, bytes_text, ms_text,
-                                              parse, spark_text)
+from jupyter_perf.collect.sql_metrics import (
+    AVERAGE_PREFIX,
+    STATS_PREFIX,
+    bytes_text,
+    ms_text,
+    parse,
+    spark_text,
+)
 
 # Strings as Spark 3.5's /sql returned them for real queries (tests/collect/test_sql.py
 # checks the live ones against Spark on every run).

@@ -17,8 +17,8 @@ import time
 
 import pytest
 import requests
+from sparkapps import free_port  # the tests import it from here too
 
-from sparkapps import free_port  # noqa: F401  (the tests import it from here too)
 
 def skip_unless_spark4() -> None:
     """Skip the calling test module (one line) where pyspark has no Connect server (3.5)."""
@@ -133,7 +133,7 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
     prefix = ""
     target = ""
 
-    def do_GET(self):  # noqa: N802 (http.server's name)
+    def do_GET(self):  # http.server's name
         if not self.path.startswith(self.prefix + "/"):
             self.send_error(404, "not under the proxy's prefix")
             return

@@ -10,11 +10,10 @@ import time
 
 import pytest
 import requests
+from connectservers import ReverseProxy, assert_stages_equal_rest, shuffle_query, skip_unless_spark4
+from sparkhelpers import run_cell
 
 import jupyter_perf as jp
-from connectservers import (ReverseProxy, assert_stages_equal_rest, shuffle_query,
-                            skip_unless_spark4)
-from sparkhelpers import run_cell
 
 pytestmark = [pytest.mark.spark4, pytest.mark.fresh_jvm]
 skip_unless_spark4()
@@ -158,10 +157,11 @@ def test_live_progress_on_connect_is_read_from_the_rest_api(spark):
 
 
 def test_live_progress_from_the_client_when_the_ui_cannot_be_read(spark):
+    from connectservers import free_port
+
     from jupyter_perf.collect.connect_client import ClientSnapshot
     from jupyter_perf.collect.connect_window import ConnectWindow
     from jupyter_perf.kernel.live import LiveDisplay, text_of
-    from connectservers import free_port
 
     live, seen = LiveDisplay("text"), []
 

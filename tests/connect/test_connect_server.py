@@ -13,11 +13,17 @@ import threading
 
 import pytest
 import requests
+from connectservers import (
+    ConnectServer,
+    ReverseProxy,
+    assert_stages_equal_rest,
+    shuffle_query,
+    skip_unless_spark4,
+    stage_structure,
+)
+from sparkhelpers import run_cell
 
 import jupyter_perf as jp
-from connectservers import (ConnectServer, ReverseProxy, assert_stages_equal_rest,
-                            shuffle_query, skip_unless_spark4, stage_structure)
-from sparkhelpers import run_cell
 
 pytestmark = [pytest.mark.spark4, pytest.mark.fresh_jvm]
 skip_unless_spark4()

@@ -79,7 +79,7 @@ def test_a_failing_udf_on_connect_stores_the_workers_exception_line(spark):
 
     @pandas_udf("long")
     def needs_a_module(v: pd.Series) -> pd.Series:
-        import nonexistent_module_xyz  # noqa: F401
+        import nonexistent_module_xyz  # noqa: F401 -- the failing import is the test
         return v
 
     df = spark.range(0, 10, 1, 1).select(needs_a_module("id"))

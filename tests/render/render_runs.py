@@ -17,8 +17,9 @@ BENCHMARKS = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "benc
 
 def skewed_join_run(spark) -> Run:
     """One hot key (half the rows) in a shuffle join, then collect_list into big groups."""
-    import jupyter_perf as jp
     from pyspark.sql import functions as F
+
+    import jupyter_perf as jp
 
     sc = spark.sparkContext
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from compare_synth import cell_run
 
 import jupyter_perf as jp
-from compare_synth import cell_run
-from jupyter_perf.render.advice import ready_cell, ready_cell_html
 from jupyter_perf import fmt
+from jupyter_perf.render.advice import ready_cell, ready_cell_html
 from jupyter_perf.render.compare import comparison_fragment, comparison_html, comparison_text
 
 HOSTILE = "<img src=x onerror=alert(1)>&\"'"

@@ -1,8 +1,9 @@
 """fmt: formatting and escaping; the shared vectors every port checks are fmt's own strings."""
 import json
 
-from jupyter_perf import fmt
 from fmt_vectors import PATH, SplitMix64, build, dumps
+
+from jupyter_perf import fmt
 
 
 def test_change_and_ms():

@@ -4,10 +4,10 @@ import json
 import bokeh
 import nbformat
 import pytest
+from render_runs import HOSTILE, hostile_copy, synthetic, with_speculative
 
 from jupyter_perf.analysis import analyze
 from jupyter_perf.render import inline, report
-from render_runs import HOSTILE, hostile_copy, synthetic, with_speculative
 
 
 @pytest.fixture(scope="module")

@@ -54,8 +54,9 @@ def test_an_executor_with_unknown_cores_gets_the_lanes_it_used():
 
 
 def test_lanes_fit_the_cores_on_every_synthetic_run():
-    from jupyter_perf.analysis import analyze
     from render_runs import synthetic, with_speculative
+
+    from jupyter_perf.analysis import analyze
     a = analyze(with_speculative(synthetic(3000, 16, per_stage=400)))
     lanes = assign_lanes(a.run, a.timeline.launch, a.timeline.duration)
     cores = a.run.executors.set_index(a.run.executors["executor_id"].astype(str))["total_cores"]

@@ -8,10 +8,10 @@ import sys
 import nbformat
 import pytest
 from nbconvert import HTMLExporter, MarkdownExporter
+from render_runs import synthetic
 
 from jupyter_perf.render import inline
 from jupyter_perf.render.nbconvert import ReportPreprocessor
-from render_runs import synthetic
 
 EVIL = "</script><script>window.__xss=1</script>"
 

@@ -2,12 +2,12 @@
 import math
 
 import numpy as np
+from render_runs import synthetic, with_speculative
 
 from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.components import as_json
 from jupyter_perf.render import payload
 from jupyter_perf.render.codec import decode
-from render_runs import synthetic, with_speculative
 
 
 def decoded(arrays, meta):

@@ -5,11 +5,11 @@ import re
 
 import pytest
 from bokeh.models import DataTable
+from render_runs import HOSTILE, synthetic, with_plan
 
 from jupyter_perf.analysis import analyze
 from jupyter_perf.render import report, report_html
 from jupyter_perf.render.tabs import query
-from render_runs import HOSTILE, synthetic, with_plan
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +90,9 @@ def test_tpch_q9_on_real_spark_draws_its_plan_and_names_its_stages(spark_local):
     """TPC-H Q9 (SF 0.01, tests/tpch.py) measured on real local[2] Spark with AQE: one box per
     operator of a.operators carrying its numbers, scans named by the table they read, data
     flowing down, and the stages that ran named by their operators."""
-    import jupyter_perf as jp
     import tpch
+
+    import jupyter_perf as jp
 
     tpch.register(spark_local)
     spark_local.conf.set("spark.sql.adaptive.enabled", "true")
@@ -102,7 +103,10 @@ def test_tpch_q9_on_real_spark_draws_its_plan_and_names_its_stages(spark_local):
     ops = a.operators
     assert len(src.data["label"]) == len(ops) > 20
     assert src.data["name"] == ops["name"].tolist()
-    same = lambda x, y: x == y or (x != x and y != y)  # noqa: E731  (NaN: Spark gave none)
+
+    def same(x, y):
+        return x == y or (x != x and y != y)           # NaN on both sides: Spark gave none
+
     assert all(same(x, float(y)) for x, y in zip(src.data["rows_out"], ops["rows_out"]))
     assert sum(src.data["task_time_ms"]) == pytest.approx(ops["task_time_ms"].fillna(0).sum())
     scans = {lab for lab, n in zip(src.data["label"], src.data["name"]) if n == "Scan parquet"}

@@ -3,11 +3,11 @@ import os
 import re
 
 import pytest
+from render_runs import HOSTILE, hostile_copy, synthetic, with_speculative
 
 from jupyter_perf import render
 from jupyter_perf.analysis import analyze
 from jupyter_perf.render import report
-from render_runs import HOSTILE, hostile_copy, synthetic, with_speculative
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,19 @@ import subprocess
 import sys
 
 import pytest
-
-from jupyter_perf import render
-from jupyter_perf.analysis import analyze
-from jupyter_perf import fmt
-from render_runs import (HOSTILE, hostile_copy, skewed_join_run, synthetic, with_plan,
-                         with_skipped, with_speculative)
+from render_runs import (
+    HOSTILE,
+    hostile_copy,
+    skewed_join_run,
+    synthetic,
+    with_plan,
+    with_skipped,
+    with_speculative,
+)
 from whatif_vectors import expected, label, settings
+
+from jupyter_perf import fmt, render
+from jupyter_perf.analysis import analyze
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
@@ -72,9 +78,9 @@ def reports(real_run, tmp_path_factory):
     whose replay has DAG barriers, several groups, failed/killed/speculative attempts."""
     d = tmp_path_factory.mktemp("reports")
     out = {}
+    synth = with_skipped(with_speculative(synthetic(3000, 16, per_stage=400)))
     for key, run in (("real", hostile_copy(real_run)),
-                     ("synthetic", with_plan(with_skipped(with_speculative(synthetic(3000, 16, per_stage=400))),
-                                             n_ops=40, hostile=True))):
+                     ("synthetic", with_plan(synth, n_ops=40, hostile=True))):
         a = analyze(run)
         out[key] = (a, render.export(a, d / f"{key}.html"))
     return out
@@ -232,7 +238,8 @@ def test_hostile_strings_show_as_text_and_never_run(browser, reports):
     p.tab("Timeline")
     xy = page.evaluate(BAR_XY, ["jp-timeline", "label"])                      # a stage bar
     page.mouse.move(*xy)
-    page.get_by_text(f"{HOSTILE} stage", exact=False).filter(visible=True).first.wait_for(state="visible")  # tooltip
+    # its tooltip
+    page.get_by_text(f"{HOSTILE} stage", exact=False).filter(visible=True).first.wait_for(state="visible")
     p.tab("Stages")
     page.get_by_text(f"{HOSTILE} stage", exact=False).filter(visible=True).first.wait_for(state="visible")
     p.tab("Stragglers")
@@ -342,8 +349,9 @@ def test_an_operator_click_highlights_its_stages_everywhere(browser, reports):
       return [rect.left + pv.frame.x_scale.compute(d.x[0]), rect.top + pv.frame.y_scale.compute(d.y[0])];
     }""")
     page.mouse.click(*xy)
-    page.wait_for_function(f"() => {doc}.get_model_by_name('jp-operators-source').selected.indices.length === 1")
-    assert page.evaluate(f"{doc}.get_model_by_name('jp-operators-source').selected.indices[0]") == 0
+    selected = f"{doc}.get_model_by_name('jp-operators-source').selected.indices"
+    page.wait_for_function(f"() => {selected}.length === 1")
+    assert page.evaluate(f"{selected}[0]") == 0
     top = a.operators.iloc[0]
     want = sorted(int(s) for s in top["stage_ids"])
     info = page.locator(".jp-operator-selected .jp")
@@ -402,6 +410,7 @@ def test_nbconvert_html_keeps_the_reports_working_offline(browser, reports, tmp_
     installed preprocessor), opened offline: both reports draw, BokehJS is in the page once,
     the sliders answer with the Python numbers, hostile strings stay text."""
     import nbformat
+
     from jupyter_perf.render import inline
 
     nb = nbformat.v4.new_notebook()

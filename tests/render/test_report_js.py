@@ -9,14 +9,14 @@ import subprocess
 
 import numpy as np
 import pytest
+from fmt_vectors import PATH as FMT_VECTORS
+from render_runs import synthetic, with_host_cpu, with_speculative
+from whatif_vectors import expected, settings
 
-from jupyter_perf.analysis import analyze
 from jupyter_perf import fmt
+from jupyter_perf.analysis import analyze
 from jupyter_perf.render import payload
 from jupyter_perf.render.report import js_source
-from render_runs import synthetic, with_host_cpu, with_speculative
-from fmt_vectors import PATH as FMT_VECTORS
-from whatif_vectors import expected, settings
 
 NODE = shutil.which("node")
 MAIN_STARTS = "function timed("          # main.js's first statement: the harness keeps JP only
@@ -27,7 +27,8 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="no node on PATH to run rep
 DECODE = """
 const fs = require('fs');
 const inp = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
-const T = {uint8: Uint8Array, uint16: Uint16Array, int32: Int32Array, float32: Float32Array, float64: Float64Array};
+const T = {uint8: Uint8Array, uint16: Uint16Array, int32: Int32Array, float32: Float32Array,
+           float64: Float64Array};
 const P = {};
 for (const [k, v] of Object.entries(inp.P)) P[k] = T[v.dtype].from(v.data);
 const D = JP.init(P, inp.meta);
@@ -72,7 +73,10 @@ console.log(JSON.stringify({predicted: out, bars,
 
 def run_js(a, tmp_path, vecs, vectors=None, bars=(), harness=HARNESS, **extra):
     arrays, meta, _ = payload.build(a)
-    enc = lambda f: "inf" if math.isinf(f) else f  # noqa: E731
+
+    def enc(f):
+        return "inf" if math.isinf(f) else f
+
     data = {"P": {k: {"dtype": str(v.dtype), "data": v.tolist()} for k, v in arrays.items()},
             "meta": meta, "vectors": vectors,
             "bars": [{**s, "disk": enc(s["disk"]), "network": enc(s["network"])} for s in bars],

@@ -1,10 +1,10 @@
 """tabs: the numbers each tab shows."""
 import numpy as np
 import pandas as pd
+from render_runs import synthetic, with_skipped, with_speculative
 
 from jupyter_perf.analysis import analyze
 from jupyter_perf.render.tabs import memory, stages, timeline
-from render_runs import synthetic, with_skipped, with_speculative
 
 
 def test_stage_quantiles_and_breakdown():
@@ -88,6 +88,7 @@ def test_counts_mean_the_same_in_every_place():
 
 def test_every_header_fits_and_wide_tables_keep_their_first_column():
     from bokeh.models import DataTable
+
     from jupyter_perf.render import report
     from jupyter_perf.render.widgets import CHAR_PX
     doc = report.report_document(analyze(with_skipped(with_speculative(synthetic(1500, 8, per_stage=200)))))

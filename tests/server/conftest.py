@@ -8,10 +8,10 @@ scopes them to tests/server.
 from __future__ import annotations
 
 import pytest
-from pytest_jupyter.jupyter_server import *  # noqa: F401,F403
+from pytest_jupyter.jupyter_server import *  # noqa: F403 -- the plugin's fixtures, see above
+from runs_factory import make_run, save_run
 
 from jupyter_perf.store import RunStore
-from runs_factory import make_run, save_run
 
 
 @pytest.fixture

@@ -5,13 +5,13 @@ import json
 import os
 
 import pytest
-
 from compare_synth import cell_run, stored
-from jupyter_perf.atomic import EXPORT_MARKER
-from jupyter_perf.service.comparing import export_id
-from jupyter_perf.model import Run
-from jupyter_perf.store import accuracy
 from test_handlers import API, assert_json_error, fetch_error
+
+from jupyter_perf.atomic import EXPORT_MARKER
+from jupyter_perf.model import Run
+from jupyter_perf.service.comparing import export_id
+from jupyter_perf.store import accuracy
 
 
 @pytest.fixture

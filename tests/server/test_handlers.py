@@ -7,13 +7,12 @@ import os
 import stat
 
 import pytest
+from runs_factory import make_run, save_run
 from tornado.httpclient import HTTPClientError
 
 import jupyter_perf
 from jupyter_perf.atomic import export_owner
 from jupyter_perf.server import runs_service
-
-from runs_factory import make_run, save_run
 
 API = ("jupyter-perf", "api")
 
@@ -189,7 +188,8 @@ TRAVERSALS = [
 def raw_fetch(http_server_client, jp_auth_header, jp_base_url):
     """Send ``path`` exactly as written (jp_fetch would quote '%' again)."""
     async def fetch(path, method="GET", body=None, auth=True):
-        return await http_server_client.fetch(jp_base_url.rstrip("/") + path, method=method, body=body, raise_error=False,
+        return await http_server_client.fetch(jp_base_url.rstrip("/") + path, method=method, body=body,
+                                              raise_error=False,
                                               headers=dict(jp_auth_header) if auth else {},
                                               allow_nonstandard_methods=True)
     return fetch

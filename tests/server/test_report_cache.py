@@ -14,9 +14,9 @@ import threading
 import time
 
 import pytest
+from runs_factory import make_run, save_run
 
 from jupyter_perf.server import report_cache, runs_service
-from runs_factory import make_run, save_run
 
 API = ("jupyter-perf", "api")
 KB = 1024

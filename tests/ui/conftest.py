@@ -7,9 +7,8 @@ import pytest
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
     from labhelpers import launch_chromium
+    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         chromium = launch_chromium(p)

@@ -9,8 +9,10 @@ and by the test itself (to write a notebook file with that output).
 """
 from __future__ import annotations
 
-from jupyter_perf.render.inline import MIME, bundle as inline_bundle
 from runs_factory import make_run
+
+from jupyter_perf.render.inline import MIME
+from jupyter_perf.render.inline import bundle as inline_bundle
 
 STATIC_CLASS = "jupyter-perf-static"
 

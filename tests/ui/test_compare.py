@@ -14,10 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from labhelpers import KERNEL_IDLE_JS, api, lab_fixtures, notebook_js, require_browser
 
 from jupyter_perf.atomic import EXPORT_MARKER
 from jupyter_perf.service.comparing import export_id
-from labhelpers import KERNEL_IDLE_JS, api, lab_fixtures, notebook_js, require_browser
 
 require_browser()
 

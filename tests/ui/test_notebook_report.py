@@ -13,9 +13,16 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
-from labhelpers import (KERNEL_IDLE_JS, TOKEN, api, assert_sized_to_content, notebook_js,
-                        open_page, require_browser, start_lab)
+from labhelpers import (
+    KERNEL_IDLE_JS,
+    TOKEN,
+    api,
+    assert_sized_to_content,
+    notebook_js,
+    open_page,
+    require_browser,
+    start_lab,
+)
 
 require_browser()
 

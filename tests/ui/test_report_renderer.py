@@ -14,9 +14,15 @@ from pathlib import Path
 
 import bokeh
 import pytest
-
-from labhelpers import (KERNEL_IDLE_JS, TOKEN, assert_sized_to_content, notebook_js, open_page,
-                        require_browser, start_lab)
+from labhelpers import (
+    KERNEL_IDLE_JS,
+    TOKEN,
+    assert_sized_to_content,
+    notebook_js,
+    open_page,
+    require_browser,
+    start_lab,
+)
 
 require_browser()
 

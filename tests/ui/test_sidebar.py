@@ -14,22 +14,20 @@ Set JUPYTER_PERF_SCREENSHOT=1 to (re)write docs/screenshots/sidebar.png and prog
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
 from pathlib import Path
 
 import pytest
+from labhelpers import KERNEL_IDLE_JS, REPO, TOKEN, api, notebook_js, open_page, require_browser, start_lab
 
-from jupyter_perf.atomic import EXPORT_MARKER
 from jupyter_perf import fmt
-from labhelpers import (KERNEL_IDLE_JS, REPO, TOKEN, api, notebook_js, open_page,
-                        require_browser, start_lab)
+from jupyter_perf.atomic import EXPORT_MARKER
 
 require_browser()
 
-from playwright.sync_api import expect  # noqa: E402 (after the skip: playwright may be absent)
+from playwright.sync_api import expect  # noqa: E402 -- after the skip: playwright may be absent
 
 NOTEBOOK = Path(__file__).parent / "notebooks" / "sidebar.ipynb"
 SCREENSHOT = REPO / "docs" / "screenshots" / "sidebar.png"

@@ -14,8 +14,8 @@ from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, CustomJS, HoverTool, Range1d, Select, TabPanel
 from bokeh.plotting import figure
 
-from ...analysis import Analysis
 from ... import fmt
+from ...analysis import Analysis
 from ..widgets import div
 
 SERIES = [

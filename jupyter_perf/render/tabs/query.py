@@ -16,15 +16,14 @@ import dataclasses
 import math
 
 from bokeh.layouts import column
-from bokeh.models import (ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, Range1d,
-                          TabPanel, TapTool)
+from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, Range1d, TabPanel, TapTool
 from bokeh.palettes import YlOrRd9
 from bokeh.plotting import figure
 
+from ... import fmt
 from ...analysis import Analysis
 from ...analysis.components import BY_KEY
 from ...analysis.operator_labels import operator_label as label_of
-from ... import fmt
 from ..widgets import div, table, table_height
 
 BOX_H = 38            # px
@@ -219,8 +218,10 @@ def _graph(source, rows, edges, keys, pos, top):
     ex0, ey0, ex1, ey1 = [], [], [], []
     for prod, cons in edges:
         i, j = index[prod], index[cons]
-        ex0.append(xs[i]); ey0.append(ys[i] - BOX_H / 2)
-        ex1.append(xs[j]); ey1.append(ys[j] + BOX_H / 2)
+        ex0.append(xs[i])
+        ey0.append(ys[i] - BOX_H / 2)
+        ex1.append(xs[j])
+        ey1.append(ys[j] + BOX_H / 2)
     if ex0:
         p.segment(x0=ex0, y0=ey0, x1=ex1, y1=ey1, line_color="#8899aa", line_width=1.2)
         p.scatter(x=ex1, y=[y + 3 for y in ey1], marker="triangle", angle=math.pi,

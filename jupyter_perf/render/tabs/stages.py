@@ -4,12 +4,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import (BooleanFilter, CDSView, CheckboxGroup, CustomJS, HoverTool, TabPanel)
+from bokeh.models import BooleanFilter, CDSView, CheckboxGroup, CustomJS, HoverTool, TabPanel
 from bokeh.plotting import figure
 
+from ... import fmt
 from ...analysis import Analysis
 from ...analysis.components import COMPONENTS, KEYS
-from ... import fmt
 from ..widgets import div, stacked_hbars, stage_label, swatch, table, table_height
 
 QUANTILES = [("min", 0.0), ("p25", 0.25), ("p50", 0.5), ("p75", 0.75), ("p95", 0.95), ("max", 1.0)]
@@ -153,7 +153,7 @@ def _stage_bars(st: pd.DataFrame, a: Analysis):
                      f"{swatch(comp.color, comp.estimated)}{fmt.esc(comp.label)}</span>")
         left = left + w
     stacked_hbars(p, rows)
-    p.add_tools(HoverTool(tooltips=[("stage", "@y"), ("operators", "@ops"), ("component", "@comp"), ("", "@kind"),
-                                    ("time", "@s")]))
+    p.add_tools(HoverTool(tooltips=[("stage", "@y"), ("operators", "@ops"), ("component", "@comp"),
+                                    ("", "@kind"), ("time", "@s")]))
     p.ygrid.visible = False
     return column(p, div(" ".join(items)), sizing_mode="stretch_width")

@@ -6,9 +6,9 @@ import numpy as np
 from bokeh.layouts import column
 from bokeh.models import TabPanel
 
+from ... import fmt
 from ...analysis import Analysis
 from ...analysis.stragglers import CAUSES
-from ... import fmt
 from ..widgets import div, table, table_height
 
 MAX_ROWS = 5000

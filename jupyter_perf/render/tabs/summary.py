@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import ColumnDataSource, TabPanel
+from bokeh.models import TabPanel
 from bokeh.plotting import figure
 
-from ..advice import ready_cell_html   # issue J: a hint as a ready cell
-from ...analysis import Analysis
 from ... import fmt
+from ...analysis import Analysis
 from ...analysis.components import BY_KEY
+from ..advice import ready_cell_html  # issue J: a hint as a ready cell
 from ..widgets import div, stacked_hbars, swatch, table, table_height
 
 
@@ -51,12 +51,18 @@ def breakdown_bar(breakdown: dict[str, dict]):
 def _key_numbers(a: Analysis, s: dict) -> str:
     run = a.run
     st = s["stages"]
-    tot = lambda key: sum((r.get(key) or 0) for r in st)  # noqa: E731
+
+    def tot(key: str):
+        return sum((r.get(key) or 0) for r in st)
+
     failed = sum((r.get("failed_tasks") or 0) for r in st)
     skipped = sum(1 for r in st if r.get("status") == "SKIPPED")
     ran = len(st) - skipped
     ex = run.executors
-    num = lambda col: pd.to_numeric(ex[col], errors="coerce").max() if not ex.empty and col in ex else None  # noqa: E731
+
+    def num(col: str):
+        return pd.to_numeric(ex[col], errors="coerce").max() if not ex.empty and col in ex else None
+
     w = s["whatif"]
     rows = [
         ("wall time", f"<b>{fmt.ms(s['wall_ms'])}</b> (measured)"),
@@ -70,7 +76,8 @@ def _key_numbers(a: Analysis, s: dict) -> str:
                  f"shuffle write {fmt.nbytes(tot('shuffle_write_bytes'))} · shuffle read "
                  f"{fmt.nbytes(tot('shuffle_read_bytes'))} (remote "
                  f"{fmt.nbytes(tot('shuffle_remote_bytes'))}) · spill "
-                 f"{fmt.nbytes(tot('memory_spilled_bytes'))} memory / {fmt.nbytes(tot('disk_spilled_bytes'))} disk"),
+                 f"{fmt.nbytes(tot('memory_spilled_bytes'))} memory / "
+                 f"{fmt.nbytes(tot('disk_spilled_bytes'))} disk"),
         ("memory", f"peak executor JVM heap {fmt.nbytes(num('peak_jvm_heap_bytes'))} of "
                    f"{fmt.nbytes(num('jvm_heap_limit_bytes'))} · peak execution memory "
                    f"{fmt.nbytes(num('peak_on_heap_execution_bytes'))} of "
@@ -79,13 +86,16 @@ def _key_numbers(a: Analysis, s: dict) -> str:
                     f"∞ network {fmt.ms(w['infinite_network_ms'])} · no GC {fmt.ms(w['no_gc_ms'])} · "
                     f"no stragglers {fmt.ms(w['no_stragglers_ms'])} · 2× slots {fmt.ms(w['slots_x2_ms'])} "
                     f"<span class='est'>(estimated)</span>"),
-        ("model error", f"{100 * (w['model_error'] or 0):.1f}% (replayed {fmt.ms(w['simulated_baseline_ms'])} "
-                        f"vs {fmt.ms(w['actual_ms'])} actual; it cancels out of the what-if numbers)"),
+        ("model error", f"{100 * (w['model_error'] or 0):.1f}% "
+                        f"(replayed {fmt.ms(w['simulated_baseline_ms'])} vs {fmt.ms(w['actual_ms'])} "
+                        f"actual; it cancels out of the what-if numbers)"),
         ("stragglers", f"{s['stragglers']['count']} stragglers · "
                        f"{s['stragglers']['data_skew_count']} data-skewed tasks"),
-        ("Spark", f"{fmt.esc(run.spark_version)} on {fmt.esc(run.master)} · app {fmt.esc(run.app_id)} "
-                  f"{fmt.esc(run.app_name)} · collected with {fmt.esc(run.collector or 'n/a')}"
-                  + (f" · Spark's log {fmt.esc(run.extra['spark_log'])}" if run.extra.get("spark_log") else "")),
+        ("Spark", f"{fmt.esc(run.spark_version)} on {fmt.esc(run.master)} · "
+                  f"app {fmt.esc(run.app_id)} {fmt.esc(run.app_name)} · "
+                  f"collected with {fmt.esc(run.collector or 'n/a')}"
+                  + (f" · Spark's log {fmt.esc(run.extra['spark_log'])}"
+                     if run.extra.get("spark_log") else "")),
     ]
     return "<table class='kv'>" + "".join(f"<tr><td class='muted'>{k}</td><td>{v}</td></tr>"
                                           for k, v in rows) + "</table>"

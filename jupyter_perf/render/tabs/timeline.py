@@ -12,13 +12,13 @@ import dataclasses
 
 import numpy as np
 import pandas as pd
-from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, Range1d, Segment, TabPanel)
 from bokeh.layouts import column
+from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Range1d, Segment, TabPanel
 from bokeh.plotting import figure
 
+from ... import fmt
 from ...analysis import Analysis
 from ..lanes import Lanes
-from ... import fmt
 from ..widgets import div, present_components, stage_label, timeline_legend
 
 DETAIL_LIMIT = 2000

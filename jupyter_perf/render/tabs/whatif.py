@@ -7,10 +7,10 @@ import dataclasses
 from bokeh.layouts import column, row
 from bokeh.models import CategoricalSlider, CheckboxGroup, ColumnDataSource, TabPanel
 
+from ... import fmt
 from ...analysis import Analysis
 from ...analysis.components import BY_KEY
 from ...analysis.hostcpu import host_cores
-from ... import fmt
 from ..payload import DISK_STOPS, SLOT_STOPS, stop_label
 from ..widgets import div, present_components, timeline_legend
 from .timeline import TimelineParts, lane_figure
@@ -41,7 +41,10 @@ def host_cpu_note(a: Analysis) -> str:
 def whatif_tab(a: Analysis) -> tuple[TabPanel, WhatIfParts]:
     stops = [stop_label(f) for f in DISK_STOPS]
     slot_stops = [f"×{f:g}" for f in SLOT_STOPS]
-    label = lambda key: BY_KEY[key].label  # noqa: E731
+
+    def label(key: str) -> str:
+        return BY_KEY[key].label
+
     disk = CategoricalSlider(categories=stops, value=stops[0], name="jp-disk",
                              title=f"Disk speed — {label('shuffle_write')}, {label('shuffle_fetch_wait')} "
                                    f"and {label('io_wait_est')} (upper bound)", sizing_mode="stretch_width")
@@ -49,8 +52,9 @@ def whatif_tab(a: Analysis) -> tuple[TabPanel, WhatIfParts]:
                                 title=f"Network speed — {label('shuffle_fetch_wait')}",
                                 sizing_mode="stretch_width")
     slots = CategoricalSlider(categories=slot_stops, value="×1", name="jp-slots",
-                              title=f"Executor slots (measured: up to {int(a.timeline.group_slots.max(initial=0))} "
-                                    f"at once)", sizing_mode="stretch_width")
+                              title="Executor slots (measured: up to "
+                                    f"{int(a.timeline.group_slots.max(initial=0))} at once)",
+                              sizing_mode="stretch_width")
     toggles = CheckboxGroup(labels=[f"no GC (remove {label('gc')} time)",
                                     "no stragglers (each at its stage's median progress rate)"],
                             active=[], name="jp-toggles")

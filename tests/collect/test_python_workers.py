@@ -18,7 +18,7 @@ import sys
 
 import pytest
 from sparkhelpers import run_cell
-from workerpython import kernel_from_a_virtualenv, wrapper_python
+from workerpython import failing_udf_query, kernel_from_a_virtualenv, wrapper_python
 
 import jupyter_perf as jp
 from jupyter_perf.collect.session_state import is_local_master, python_workers, worker_python
@@ -108,26 +108,15 @@ def test_map_in_pandas_runs_on_arrow_with_the_kernels_packages(spark):
 
 
 def test_a_failing_pandas_udf_stores_the_workers_exception_line(spark):
-    import pandas as pd
-    from pyspark.sql.functions import pandas_udf
-
-    @pandas_udf("long")
-    def needs_a_module(v: pd.Series) -> pd.Series:
-        import nonexistent_module_xyz  # noqa: F401 -- the failing import is the test
-        return v
-
-    df = spark.range(0, 10, 1, 1).select(needs_a_module("id"))
-    with pytest.raises(Exception) as raised:
-        jp.measure(df.collect, spark=spark)
-    assert type(raised.value).__name__ == "PythonException"
-    text = str(raised.value)
+    error = failing_udf_query(spark)
+    text = str(error)
     # the real text: on Spark 3.5 it starts with a blank line; its first line is generic
-    assert one_line(raised.value).strip() and traceback_cause(text) == MISSING, text
+    assert one_line(error).strip() and traceback_cause(text) == MISSING, text
     run = jp.last_run()
     assert run.status == "failed"
     assert run.error.startswith(MISSING), run.error
     assert "PythonException" in run.error and "\n" not in run.error
-    assert run.error == run_error(raised.value)
+    assert run.error == run_error(error)
     assert default_store().load(run.run_id).error == run.error     # what the sidebar shows
 
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from typing import Iterator
 
+import pandas as pd
 import pytest
 
 #: What a worker running another interpreter cannot import.
@@ -62,3 +63,26 @@ def wrapper_python(folder: str, name: str) -> tuple[str, str]:
         fh.write(f"#!/bin/sh\necho $$ >> '{marker}'\nexec '{sys.executable}' \"$@\"\n")
     os.chmod(script, 0o755)
     return script, marker
+
+
+MISSING_MODULE = "nonexistent_module_xyz"
+
+
+def failing_udf_query(spark):
+    """A pandas UDF whose worker cannot import a module: the query and the error it raises
+    under ``jp.measure``. (``pd`` is this module's: pyspark reads the UDF's type hints, strings
+    here, in the function's globals.)"""
+    from pyspark.sql.functions import pandas_udf
+
+    import jupyter_perf as jp
+
+    @pandas_udf("long")
+    def needs_a_module(v: pd.Series) -> pd.Series:
+        import nonexistent_module_xyz  # noqa: F401 -- the failing import is the test
+        return v
+
+    df = spark.range(0, 10, 1, 1).select(needs_a_module("id"))
+    with pytest.raises(Exception) as raised:
+        jp.measure(df.collect, spark=spark)
+    assert type(raised.value).__name__ == "PythonException"
+    return raised.value

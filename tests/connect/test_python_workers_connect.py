@@ -14,7 +14,7 @@ import sys
 
 import pytest
 from connectservers import skip_unless_spark4
-from workerpython import kernel_from_a_virtualenv
+from workerpython import failing_udf_query, kernel_from_a_virtualenv
 
 import jupyter_perf as jp
 from jupyter_perf.store import default_store
@@ -74,18 +74,7 @@ def test_a_pandas_udf_and_map_in_pandas_see_the_kernels_packages(spark):
 
 
 def test_a_failing_udf_on_connect_stores_the_workers_exception_line(spark):
-    import pandas as pd
-    from pyspark.sql.functions import pandas_udf
-
-    @pandas_udf("long")
-    def needs_a_module(v: pd.Series) -> pd.Series:
-        import nonexistent_module_xyz  # noqa: F401 -- the failing import is the test
-        return v
-
-    df = spark.range(0, 10, 1, 1).select(needs_a_module("id"))
-    with pytest.raises(Exception) as raised:
-        jp.measure(df.collect, spark=spark)
-    assert type(raised.value).__name__ == "PythonException"
+    failing_udf_query(spark)
     run = jp.last_run()
     assert run.status == "failed"
     assert run.error.startswith(MISSING) and "\n" not in run.error, run.error

@@ -96,8 +96,11 @@ MEMORY_KINDS = {"time_ms": "time", "executor_id": "str", "used_on_heap_storage_b
                 "peak_on_heap_storage_bytes": "bytes", "peak_process_rss_bytes": "bytes",
                 "memory_used_bytes": "bytes"}
 # Cumulative busy core-ms of the CPUs the driver may use, sampled while the window ran;
-# only for runs whose executors share the driver's host (local masters).
-HOST_CPU_KINDS = {"time_ms": "number", "busy_core_ms": "number", "cores": "number"}
+# only for runs whose executors share the driver's host (local masters). ``own_core_ms``:
+# cumulative CPU ms of the driver's process tree (JVM, Python workers) at the same instants;
+# NaN where not sampled (older stored runs): the analysis then treats all load as unknown.
+HOST_CPU_KINDS = {"time_ms": "number", "busy_core_ms": "number", "cores": "number",
+                  "own_core_ms": "number"}
 JOB_COLUMNS, STAGE_COLUMNS = list(JOB_KINDS), list(STAGE_KINDS)
 EXECUTOR_COLUMNS, MEMORY_COLUMNS = list(EXECUTOR_KINDS), list(MEMORY_KINDS)
 HOST_CPU_COLUMNS = list(HOST_CPU_KINDS)

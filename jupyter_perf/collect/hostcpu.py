@@ -10,6 +10,15 @@ gives per-CPU times on Linux, macOS and Windows, and the CPUs this process may r
 Busy = user + nice + system + irq + softirq; idle, I/O wait and steal (time the hypervisor
 gave to others) are not. Samples are cumulative, so a late or missed sample only blurs the
 edges of a stage group, never the totals.
+
+Each sample also holds ``own_core_ms``: the CPU time (user + system) of this process tree —
+the kernel/driver process and all its descendants: the driver JVM py4j launched, the Python
+workers the JVM forks, ``local-cluster``'s executor JVMs, and any subprocess the notebook
+started. It is what separates this application's load from other processes' on a shared host
+(``analysis/hostcpu.py``). The tree is re-listed every ``TREE_EVERY`` samples (listing every
+process costs a few ms; reading the known ones' times costs microseconds); a process that
+ends keeps the CPU time last read for it, so the column never goes back, and one that appears
+counts from its birth, so a late listing only moves its CPU time to a later sample.
 """
 from __future__ import annotations
 
@@ -47,6 +56,43 @@ def busy_core_ms(cpus: list[int]) -> float:
     return total * 1000.0
 
 
+class ProcessTreeCpu:
+    """Cumulative CPU time (user + system) of a process and all its descendants, in ms."""
+
+    def __init__(self, root: psutil.Process | None = None, tree_every: int = 5):
+        self.root = root or psutil.Process()
+        self.tree_every = max(1, int(tree_every))
+        self._procs: dict[tuple[int, float], psutil.Process] = {}
+        self._last: dict[tuple[int, float], float] = {}   # ms last read, per (pid, birth)
+        self._calls = 0
+        self._relist()
+
+    def _relist(self) -> None:
+        try:
+            procs = [self.root] + self.root.children(recursive=True)
+        except psutil.Error:
+            procs = [self.root]
+        for p in procs:
+            try:
+                key = (p.pid, p.create_time())
+            except psutil.Error:
+                continue                          # gone between listing and reading
+            self._procs.setdefault(key, p)
+
+    def core_ms(self) -> float:
+        """The tree's CPU ms so far: live processes read now, ended ones as last read."""
+        if self._calls % self.tree_every == 0 and self._calls:
+            self._relist()
+        self._calls += 1
+        for key, p in list(self._procs.items()):
+            try:
+                t = p.cpu_times()
+                self._last[key] = (t.user + t.system) * 1000.0
+            except psutil.Error:                  # ended (or no longer readable): keep it
+                del self._procs[key]
+        return float(sum(self._last.values()))
+
+
 class HostCpuSampler(PeriodicSampler):
     """Samples cumulative busy core-ms of the usable CPUs every ``interval`` s until stop()."""
 
@@ -54,6 +100,10 @@ class HostCpuSampler(PeriodicSampler):
         super().__init__("jupyter-perf-host-cpu", interval)
         self.cpus = usable_cpus()
         self.error = ""
+        try:
+            self.tree: ProcessTreeCpu | None = ProcessTreeCpu()
+        except (OSError, psutil.Error):
+            self.tree = None                      # own load unknown: the analysis falls back
 
     @property
     def available(self) -> bool:
@@ -61,12 +111,24 @@ class HostCpuSampler(PeriodicSampler):
 
     def sample(self) -> None:
         try:
+            own = self._own_core_ms()
             self.rows.append({"time_ms": time.time() * 1000.0,
                               "busy_core_ms": busy_core_ms(self.cpus),
-                              "cores": len(self.cpus)})
+                              "cores": len(self.cpus),
+                              "own_core_ms": own})
         except (OSError, AttributeError) as exc:
             self.error = str(exc)
             self.end_loop()
+
+    def _own_core_ms(self) -> float:
+        """This process tree's cumulative CPU ms (NaN when it cannot be read)."""
+        if self.tree is None:
+            return float("nan")
+        try:
+            return self.tree.core_ms()
+        except (OSError, psutil.Error):
+            self.tree = None
+            return float("nan")
 
     def stop(self) -> list[dict[str, Any]]:
         """Stop, take a last sample, and return every sample."""

@@ -31,7 +31,10 @@ _REST_FORMULA = "executorRunTime - CPU - GC - fetch wait - shuffle write"
 _PYTHON_METRIC = "pythonProcessingTime | pythonTotalTime (SQL metrics of the Python operators)"
 # The unexplained time of tasks that ran while the host's cores were saturated.
 _CORE_WAIT_FORMULA = ("(executorRunTime - CPU - GC - fetch wait - shuffle write - Python) "
-                      "x host CPU saturation")
+                      "x host CPU saturation by this application's processes")
+# The same rest, times the part of the saturation other processes' CPU time explains.
+_CONTENTION_FORMULA = ("(executorRunTime - CPU - GC - fetch wait - shuffle write - Python) "
+                       "x (host CPU saturation - saturation by this application's processes)")
 
 COMPONENTS: tuple[Component, ...] = (
     Component("cpu", "CPU", "CPU", "measured", "#4e79a7", "executorCpuTime", True),
@@ -46,6 +49,8 @@ COMPONENTS: tuple[Component, ...] = (
               "#76b7b2", _REST_FORMULA, True),
     Component("core_wait_est", "waiting for a core (estimated)", "core wait (est.)", "estimated",
               "#a0cbe8", _CORE_WAIT_FORMULA, True),
+    Component("contention_est", "host busy with other processes (estimated)",
+              "other processes (est.)", "estimated", "#79706e", _CONTENTION_FORMULA, True),
     Component("other_wait_est", "other wait (estimated)", "other (est.)", "estimated", "#bab0ac",
               _REST_FORMULA, True),
     Component("scheduler_delay", "scheduler delay", "sched. delay", "measured", "#b07aa1",

@@ -31,8 +31,37 @@ the host did meanwhile, so those scenarios get the same floor with the CPU-only 
 
 which is what keeps "disk ∞" from predicting a saving the measured CPU saturation rules out
 (``Analysis._replay_total``).
+
+**This application's load and other processes'.** The collector also samples the CPU time of
+the driver's process tree (``own_core_ms``: the kernel, the driver JVM, its Python workers,
+local-cluster's executors). Over an interval, the host's busy share ``s`` splits into the
+tree's own share ``o = own core-ms / (cores × span)`` (clipped to ``s``) and other processes'
+``s − o``. The saturation bound ``C·s − (C − 1)`` (``core_wait_share``) splits the same way:
+
+* *waiting for a core (estimated)* is ``C·o − (C − 1)``: the share of the interval during which
+  this application's own threads alone kept every core busy — the part a quieter machine would
+  not remove, and the only part the verdict may name as the bottleneck;
+* *host busy with other processes (estimated)* is the rest, ``(C·s − (C − 1)) − (C·o − (C − 1))``
+  (both clipped to [0, 1]): the time the tasks lost because other processes held cores they
+  could have run on. It is context, not this query's bottleneck: the verdict chooses its
+  category without it and says how busy the host was (``analysis/verdict.py``).
+
+Without ``own_core_ms`` (stored runs from before it, partial samples) the split is unknown and
+everything stays as it was: the whole bound is "waiting for a core".
+
+The floor keeps the host's whole busy share ``s``, other processes' part included. A what-if
+changes this job, not the rest of the machine: the load those processes put on the cores was
+measured while the job ran, and adding slots on the same host does not make it go away. With
+the scheduler's per-thread fair share more task threads would win a larger part of the cores
+from those processes, but that is taking CPU from someone else, not a gain a setting of the
+job buys, and the fair share depends on how many threads the neighbours run, which the samples
+do not show. The verdict states that load as context, and the breakdown's "host busy with
+other processes" estimates what the tasks lost to it: that, not "more slots", is the gain a
+quieter host would bring.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -41,11 +70,20 @@ from ..model import Run
 from .timeline import Timeline
 
 
-def _samples(run: Run) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """(times, cumulative busy core-ms, cores), sorted; None without two usable samples."""
+class _Samples(NamedTuple):
+    t: np.ndarray                 # ms, sorted
+    busy: np.ndarray              # cumulative busy core-ms of the host's usable CPUs
+    own: np.ndarray | None        # cumulative CPU ms of the driver's process tree (None: unknown)
+    cores: float
+
+
+def _samples(run: Run) -> _Samples | None:
+    """The host samples, sorted; None without two usable samples. ``own`` only when every
+    usable sample has it."""
     h = run.host_cpu
     if len(h) < 2:
         return None
+    own = h["own_core_ms"] if "own_core_ms" in h.columns else pd.Series(np.nan, index=h.index)
     frame = pd.DataFrame({
         "t": pd.to_numeric(h["time_ms"], errors="coerce"),
         "b": pd.to_numeric(h["busy_core_ms"], errors="coerce"),
@@ -53,12 +91,18 @@ def _samples(run: Run) -> tuple[np.ndarray, np.ndarray, float] | None:
     }).dropna().sort_values("t")
     if len(frame) < 2 or frame["c"].max() <= 0:
         return None
-    return frame["t"].to_numpy(), frame["b"].to_numpy(), float(frame["c"].max())
+    o = pd.to_numeric(own, errors="coerce").reindex(frame.index)
+    return _Samples(frame["t"].to_numpy(), frame["b"].to_numpy(),
+                    None if o.isna().any() else o.to_numpy(dtype="float64"),
+                    float(frame["c"].max()))
 
 
-def _share(lo: np.ndarray, hi: np.ndarray, samples) -> np.ndarray:
-    """Busy share of the cores over each ``[lo, hi]``, counting only the sampled part."""
-    t, b, cores = samples
+def _share(lo: np.ndarray, hi: np.ndarray, samples: _Samples,
+           cumulative: np.ndarray | None = None) -> np.ndarray:
+    """Busy share of the cores over each ``[lo, hi]``, counting only the sampled part
+    (``cumulative``: another cumulative core-ms column than the host's busy one)."""
+    t, cores = samples.t, samples.cores
+    b = samples.busy if cumulative is None else cumulative
     a, z = np.maximum(lo, t[0]), np.minimum(hi, t[-1])
     span = hi - lo
     busy = np.interp(z, t, b) - np.interp(a, t, b)
@@ -67,22 +111,52 @@ def _share(lo: np.ndarray, hi: np.ndarray, samples) -> np.ndarray:
     return np.clip(np.nan_to_num(share), 0.0, 1.0)
 
 
-def core_wait_share(run: Run, tl: Timeline) -> np.ndarray:
-    """Per task row: the share of its time during which every core of the host was busy.
+def _shares(lo: np.ndarray, hi: np.ndarray, samples: _Samples) -> tuple[np.ndarray, np.ndarray | None]:
+    """(host busy share, this process tree's share ≤ it or None when unknown) per interval."""
+    host = _share(lo, hi, samples)
+    if samples.own is None:
+        return host, None
+    return host, np.minimum(_share(lo, hi, samples, samples.own), host)
+
+
+def _saturated(share: np.ndarray, cores: float) -> np.ndarray:
+    """Lower bound on the share of an interval during which every core was busy."""
+    return np.clip(cores * share - (cores - 1.0), 0.0, 1.0)
+
+
+def wait_shares(run: Run, tl: Timeline) -> tuple[np.ndarray, np.ndarray]:
+    """Per task row: (waiting for a core, host busy with other processes), each a share in
+    [0, 1] of the task's unexplained time, summing to at most 1.
 
     With ``C`` cores busy ``s`` of the time on average over the task's interval, every core
-    was busy at least ``C·s − (C − 1)`` of that interval (in the rest at most ``C − 1`` were),
-    so this lower bound, in [0, 1], is the share of the task's unexplained time (neither CPU,
-    GC, shuffle nor Python that Spark measured) taken as waiting for a core: a thread that
-    could run found no free core. 0 without host samples (clusters, event logs).
+    was busy at least ``C·s − (C − 1)`` of that interval (in the rest at most ``C − 1`` were):
+    a thread that could run found no free core. With this process tree's own share ``o`` known,
+    the part its own threads explain, ``C·o − (C − 1)``, is waiting for a core and the rest is
+    other processes' (see the module docstring); without it, all of it is waiting for a core.
+    Both 0 without host samples (clusters, event logs).
     """
     n = len(tl.duration)
     samples = _samples(run)
     if samples is None or n == 0 or not tl.has_times:
-        return np.zeros(n)
-    cores = samples[2]
-    share = _share(tl.launch, tl.launch + tl.duration, samples)
-    return np.clip(cores * share - (cores - 1.0), 0.0, 1.0)
+        return np.zeros(n), np.zeros(n)
+    host, own = _shares(tl.launch, tl.launch + tl.duration, samples)
+    total = _saturated(host, samples.cores)
+    if own is None:
+        return total, np.zeros(n)
+    mine = np.minimum(_saturated(own, samples.cores), total)
+    return mine, total - mine
+
+
+def core_wait_share(run: Run, tl: Timeline) -> np.ndarray:
+    """Per task row: the share of its unexplained time taken as waiting for a core — the
+    host's cores saturated by this application's own threads (``wait_shares``)."""
+    return wait_shares(run, tl)[0]
+
+
+def contention_share(run: Run, tl: Timeline) -> np.ndarray:
+    """Per task row: the share of its unexplained time lost to other processes holding the
+    host's cores (0 when this process tree's load was not sampled; ``wait_shares``)."""
+    return wait_shares(run, tl)[1]
 
 
 def busy_share(run: Run, tl: Timeline) -> np.ndarray:
@@ -91,6 +165,17 @@ def busy_share(run: Run, tl: Timeline) -> np.ndarray:
     if tl.n_groups == 0 or samples is None or not tl.has_times:
         return np.zeros(tl.n_groups)
     return _share(tl.group_start, tl.group_end, samples)
+
+
+def own_share(run: Run, tl: Timeline) -> np.ndarray | None:
+    """Per group: the share of the host's cores this process tree kept busy while it ran
+    (≤ ``busy_share``); None when not sampled."""
+    samples = _samples(run)
+    if samples is None or samples.own is None or not tl.has_times:
+        return None
+    if tl.n_groups == 0:
+        return np.zeros(0)
+    return _shares(tl.group_start, tl.group_end, samples)[1]
 
 
 def host_cores(run: Run) -> int:

@@ -12,15 +12,23 @@ from .. import fmt
 from ..model import Run
 from . import breakdown as _bd
 from . import components
-from .hostcpu import busy_share, core_wait_share, host_cores, with_floor
+from .hints import cause_hints, operator_hints
+from .hostcpu import busy_share, host_cores, own_share, wait_shares, with_floor
+from .operators import (
+    OperatorResult,
+    attribute,
+    cell_line,
+    has_python,
+    plan_nodes,
+    python_ms_per_task,
+    python_stage_tasks,
+    stage_operators,
+)
 from .replay import ReplayResult, replay
 from .resources import ResourceParams, io_time_bound, resource_model
 from .stragglers import MIN_EXCESS_MS, THRESHOLD, analyze_stragglers, straggler_summary
 from .timeline import Timeline, build_timeline, parse_parent_ids
-from .hints import cause_hints, operator_hints
-from .operators import (OperatorResult, attribute, cell_line, has_python, plan_nodes,
-                        python_ms_per_task, python_stage_tasks, stage_operators)
-from .verdict import Evidence, Verdict, verdict
+from .verdict import Evidence, Verdict, host_context, verdict
 from .whatif import ScenarioInputs, predict, scenario_durations
 
 STAGE_KEYS = ["stage_id", "attempt", "status", "num_tasks", "executor_run_time_ms",
@@ -71,6 +79,7 @@ class Analysis:
         self.resource_params = resource_params or ResourceParams()
         self.timeline: Timeline = build_timeline(run)
         self._cache: dict[tuple, float] = {}
+        self._stretch: np.ndarray | None = None     # per task: contention share (task_breakdown)
 
     # -- pieces -----------------------------------------------------------
     @functools.cached_property
@@ -82,18 +91,58 @@ class Analysis:
         # A task thread blocked on a Python worker Spark did not time is not waiting for a
         # core (it is not runnable): its stage's unexplained time stays the Python node's.
         waits_on_python = python_stage_tasks(self.run, self.plan) & (python <= 0)
+        self._stretch = np.where(waits_on_python, 0.0, self.contention_share)
         return _bd.task_breakdown(self.run, self.timeline.duration,
                                   python_ms=python if python.any() else None,
                                   core_wait_share=np.where(waits_on_python, 0.0,
                                                            self.core_wait_share),
+                                  contention_share=self._stretch,
                                   io_bound_ms=io_time_bound(self.run, self.timeline,
                                                             self.resource_params))
 
     @functools.cached_property
+    def verdict_shares(self) -> dict[str, float]:
+        """The category shares the verdict ranks (``breakdown.category_shares`` when no other
+        process loaded the host). Other processes holding the cores stretch every wall-clock
+        component of a task, not only the time Spark leaves unexplained: scheduler delay, GC,
+        deserialization and shuffle times are timed by the clock, CPU time is not. So each
+        task's components but CPU are taken as if the host had been quiet — times
+        ``1 − contention_share`` (estimated), the share of the task's time other processes held
+        cores it could have run on — before the shares are ranked; the share of task time lost
+        to those processes (``contention``) rides along as context."""
+        shares = _bd.category_shares(self.breakdown)
+        lost = shares.get("contention", 0.0)
+        bd = self.task_breakdown
+        stretch = self._stretch
+        if lost <= 0 or stretch is None or not len(bd):
+            return shares
+        keep = pd.Series(1.0 - np.clip(stretch, 0.0, 1.0), index=bd.index)
+        quiet = bd.drop(columns=["contention_est"]).mul(keep, axis=0)
+        quiet["cpu"] = bd["cpu"]
+        sums = quiet.sum(axis=0)
+        total = float(sums.sum())
+        if total <= 0:
+            return shares
+        out = {cat: (1.0 - lost) * float(sum(sums.get(c, 0.0) for c in comps)) / total
+               for cat, comps in _bd.CATEGORIES.items() if cat not in _bd.CONTEXT}
+        return out | {cat: shares.get(cat, 0.0) for cat in _bd.CONTEXT}
+
+    @functools.cached_property
+    def _wait_shares(self) -> tuple[np.ndarray, np.ndarray]:
+        return wait_shares(self.run, self.timeline)
+
+    @property
     def core_wait_share(self) -> np.ndarray:
         """Per task row: the share of its unexplained time spent waiting for a core, from the
-        host's measured CPU saturation while it ran (0 without host samples)."""
-        return core_wait_share(self.run, self.timeline)
+        host's measured CPU saturation by this application's own processes while it ran (all
+        of the saturation when their load was not sampled; 0 without host samples)."""
+        return self._wait_shares[0]
+
+    @property
+    def contention_share(self) -> np.ndarray:
+        """Per task row: the share of its unexplained time lost to other processes holding the
+        host's cores (estimated; 0 when this application's load was not sampled)."""
+        return self._wait_shares[1]
 
     @functools.cached_property
     def breakdown(self) -> dict[str, dict]:
@@ -267,14 +316,38 @@ class Analysis:
         return float((share * span).sum() / span.sum())
 
     @functools.cached_property
+    def host_cpu_own_share(self) -> float | None:
+        """Of ``host_cpu_busy_share``, the part this process tree (driver, JVM, Python workers)
+        kept busy, over the task time (None: not sampled)."""
+        busy = self.host_cpu_busy_share
+        own, span = own_share(self.run, self.timeline), self.timeline.group_actual
+        if busy is None or own is None or span.sum() <= 0:
+            return None
+        return min(float((own * span).sum() / span.sum()), busy)
+
+    def host_cpu(self) -> dict:
+        """The host's CPU while tasks ran (local masters): ``busy_share`` (measured),
+        ``own_share`` / ``other_share`` (this process tree's and other processes' parts,
+        sampled; None when not sampled), ``lost_share`` (estimated share of task time lost to
+        other processes) and ``context`` (the verdict's clause about it, '' when none)."""
+        busy, own = self.host_cpu_busy_share, self.host_cpu_own_share
+        lost = float(self.breakdown["contention_est"]["share"])
+        return {"cores": host_cores(self.run), "busy_share": busy, "own_share": own,
+                "other_share": None if busy is None or own is None else busy - own,
+                "lost_share": lost, "kind": "measured (own/other: sampled process CPU time; "
+                                            "lost_share: estimated)",
+                "context": host_context(busy, own, lost)}
+
+    @functools.cached_property
     def _digest(self) -> tuple[dict, dict, Verdict]:
         """(what-if summary, straggler summary, verdict): computed once."""
         run = self.run
         whatif = self.whatif_summary()
         strag = straggler_summary(self.stragglers, threshold=self.straggler_threshold)
         strag["potential_saving_ms"] = max(0.0, self.wall_ms - whatif["flagged_stragglers_ms"])
-        shares = _bd.category_shares(self.breakdown)
+        shares = self.verdict_shares
         evidence = Evidence(host_busy_share=self.host_cpu_busy_share,
+                            host_own_share=self.host_cpu_own_share,
                             python=has_python(run, self.breakdown),
                             notes=tuple(self._operators.notes),
                             top_operator=self.top_operator,
@@ -372,6 +445,7 @@ class Analysis:
             "verdict": v.sentence,
             "verdict_category": v.category,
             "verdict_headline": v.headline,
+            "host_cpu": self.host_cpu(),
             "hints": self.hints,
             "operators": self.operators.to_dict("records"),
             "top_operator": self.top_operator,

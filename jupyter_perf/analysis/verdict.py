@@ -4,13 +4,20 @@ Besides the sentence, a verdict has a *category* (one word the store indexes and
 badges: cpu | gc | shuffle | io | overhead | other_wait | core_wait | driver | python | none)
 and a *headline*: the few words a user reads as the diagnosis ("CPU-bound", "Driver-bound",
 "Waiting for cores").
+
+The bottleneck is chosen from the task time *without* other processes' load on the host
+(``breakdown.CONTEXT``: "host busy with other processes", estimated from the host's and this
+process tree's sampled CPU time, ``analysis/hostcpu.py``): the same query on a quiet and on a
+busy host names the same category, and the busy one says how busy the host was and what the
+other processes cost as context. "Waiting for cores" is the diagnosis only when this
+application's own threads saturated the cores.
 """
 from __future__ import annotations
 
 import dataclasses
 
 from .. import fmt
-from .breakdown import CATEGORIES
+from .breakdown import CATEGORIES, CONTEXT, without_context
 from .components import BY_KEY
 from .stragglers import CAUSES
 
@@ -53,6 +60,9 @@ HINTS: dict[str, str] = {
                  "fewer task slots than cores (local[N]), would give them one.",
     "cpu": "CPU-bound: more cores help; so does less work per row (built-in functions, "
            "fewer columns, filtering earlier).",
+    "contention": "Other processes kept the host's cores busy while tasks ran: the shares above "
+                  "leave out the time tasks lost to them (estimated). Measure again on a "
+                  "quieter machine, or once they finish, to time this query alone.",
 }
 
 HEADLINES = {
@@ -64,6 +74,7 @@ HEADLINES = {
     "core_wait": "Waiting for cores",
     "overhead": "Overhead-bound",
     "other_wait": "Unexplained wait",
+    "contention": "Host busy with other processes",   # context only, never a verdict category
 }
 
 
@@ -80,6 +91,8 @@ CATEGORY_TEXT = {cat: (HEADLINES[cat], _what(cat)) for cat in CATEGORIES}
 
 DOMINANT = 0.5          # a category is "the bottleneck" only with at least this task-time share
 SATURATED = 0.9         # measured host CPU busy share from which the verdict says so
+OTHER_LOAD = 0.2        # other processes' share of the host's cores from which it says so
+LOST = 0.05             # estimated share of task time lost to other processes, ditto
 
 
 @dataclasses.dataclass
@@ -95,6 +108,7 @@ class Evidence:
     """What the verdict may say beyond the task metrics (each from the run's own data)."""
 
     host_busy_share: float | None = None   # measured, over the task time (local masters)
+    host_own_share: float | None = None    # of it, this process tree's (None: not sampled)
     python: bool = False       # the plan has a Python evaluation node or Spark timed Python
     stages_without_tasks: int = 0          # ran, but no task attempt readable (Connect client-only)
     tasks_unread: bool = False             # the collector could not read task attempts at all
@@ -104,6 +118,30 @@ class Evidence:
 
 def _pct(x: float) -> str:
     return f"{max(x, 0.0) * 100:.0f}%"
+
+
+def others_matter(busy: float | None, own: float | None, lost: float) -> bool:
+    """Whether other processes' load on the host is worth a clause: they held at least
+    ``OTHER_LOAD`` of its cores, or cost the tasks at least ``LOST`` of their time."""
+    return busy is not None and own is not None and (busy - own >= OTHER_LOAD or lost >= LOST)
+
+
+def host_context(busy: float | None, own: float | None, lost: float) -> str:
+    """The host's load as context ('' when there is nothing to say): how busy its cores were
+    (measured), what other processes took (sampled) and what that cost the tasks (estimated:
+    ``lost``, the share of task time the breakdown gives to other processes)."""
+    if busy is None:
+        return ""
+    if others_matter(busy, own, lost):
+        clause = (f"the host's CPU was {_pct(busy)} busy (measured): other processes took "
+                  f"{_pct(busy - own)} of its cores")
+        if lost >= LOST:
+            clause += (f", costing tasks an estimated {_pct(lost)} of their time, the shares above "
+                       "estimated as if the host had been quiet")
+        return clause
+    if busy >= SATURATED:
+        return f"the host's CPU was {_pct(busy)} busy (measured)"
+    return ""
 
 
 def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str, float],
@@ -128,6 +166,8 @@ def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str
     saved = {k: (wall_ms - whatif[k]) / wall_ms if wall_ms > 0 else 0.0
              for k in ("infinite_network_ms", "infinite_disk_ms", "no_gc_ms",
                        "flagged_stragglers_ms", "slots_x2_ms") if k in whatif}
+    lost = sum(shares.get(c, 0.0) for c in CONTEXT)     # other processes' part, estimated
+    shares = without_context(shares)      # the bottleneck never moves with the host's load
     ranked = sorted(shares, key=lambda c: -shares[c])
     cat = ranked[0]
     label, what = CATEGORY_TEXT[cat]
@@ -157,14 +197,16 @@ def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str
             text = line["text"] if len(line["text"]) <= 60 else line["text"][:57] + "..."
             clause += f", cell line {line['line']}: {text}"
         parts.append(clause)
-    busy = ev.host_busy_share
-    if busy is not None and busy >= SATURATED:
+    clause = host_context(ev.host_busy_share, ev.host_own_share, lost)
+    if clause:
         core = shares.get("core_wait", 0.0)
-        parts.append(f"the host's CPU was {_pct(busy)} busy (measured)"
+        parts.append(clause
                      + (f", so {_pct(core)} of task time is taken as waiting for a core "
                         "(estimated)" if core >= 0.05 and category != "core_wait" else ""))
         if core >= 0.05:
             hints.append("core_wait")
+        if lost >= LOST:
+            hints.append("contention")
     parts.append(f"an infinitely fast network would save at most "
                  f"{_pct(saved['infinite_network_ms'])}, disk at most "
                  f"{_pct(saved['infinite_disk_ms'])}")

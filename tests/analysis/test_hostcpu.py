@@ -2,8 +2,8 @@
 import numpy as np
 import pandas as pd
 import pytest
-
 from analysis_synth import T0, make_run, task
+
 from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.hostcpu import busy_share, host_cores
 from jupyter_perf.analysis.replay import replay
@@ -145,3 +145,143 @@ def test_a_faster_disk_cannot_beat_the_measured_cpu_work():
     a = analyze(run)
     assert a.task_breakdown["io_wait_est"].tolist() == [60.0]
     assert a.whatif(disk=float("inf")) == pytest.approx(50.0)
+
+
+# -- this application's load and other processes' (issue U, item 3) ----------------------
+
+def split_samples(host_cores_busy, own_cores_busy, until=1000.0, step=50.0, cores=2):
+    """Host samples with ``own_core_ms``: ``host_cores_busy`` cores busy in all, of which
+    ``own_cores_busy`` by this process tree (constant rates)."""
+    frame = samples(lambda t: host_cores_busy, until=until, step=step, cores=cores)
+    frame["own_core_ms"] = frame["busy_core_ms"] * own_cores_busy / host_cores_busy
+    return frame
+
+
+def cpu_run(host=None):
+    # two 100 ms tasks at a time on 2 cores; each ran 40 ms on a CPU, 60 ms unexplained
+    run = make_run([task(100 * (i // 2), 100, cpu_ms=40) for i in range(8)], slots=2)
+    if host is not None:
+        run.host_cpu = host
+    return run
+
+
+def test_other_processes_saturating_the_host_are_contention_not_core_wait():
+    from jupyter_perf.analysis.hostcpu import contention_share, core_wait_share, own_share
+    # both cores busy, this process tree kept 0.8 of them busy: its threads alone never
+    # saturated the cores (2 x 0.4 - 1 < 0), so every bit of saturation is other processes'
+    run = cpu_run(split_samples(2.0, 0.8))
+    a = analyze(run)
+    assert core_wait_share(run, a.timeline) == pytest.approx([0.0] * 8)
+    assert contention_share(run, a.timeline) == pytest.approx([1.0] * 8)
+    assert own_share(run, a.timeline) == pytest.approx([0.4])
+    bd = a.task_breakdown
+    assert bd["core_wait_est"].sum() == 0 and bd["contention_est"].sum() == pytest.approx(480.0)
+    assert bd["other_wait_est"].sum() == pytest.approx(0.0)
+    s = a.summary()
+    assert s["breakdown"]["contention_est"]["kind"] == "estimated"
+    assert s["host_cpu"]["busy_share"] == pytest.approx(1.0)
+    assert s["host_cpu"]["own_share"] == pytest.approx(0.4)
+    assert s["host_cpu"]["other_share"] == pytest.approx(0.6)
+    assert s["host_cpu"]["lost_share"] == pytest.approx(0.6)
+    # the bottleneck is chosen without the other processes' part: all of the rest is CPU
+    assert s["verdict_category"] == "cpu" and s["verdict_headline"] == "CPU-bound"
+    assert s["verdict"].startswith("CPU-bound: 100% of task time on CPU")
+    assert ("the host's CPU was 100% busy (measured): other processes took 60% of its cores, "
+            "costing tasks an estimated 60% of their time, the shares above estimated as if the host "
+            "had been quiet"
+            in s["verdict"])
+    assert s["host_cpu"]["context"] in s["verdict"]
+    assert "waiting for a core" not in s["verdict"]
+    assert [h["cause"] for h in s["hints"]].count("contention") == 1
+
+
+def test_own_threads_saturating_the_host_are_waiting_for_a_core():
+    from jupyter_perf.analysis.hostcpu import contention_share, core_wait_share
+    # this process tree kept both cores busy by itself: the whole bound is its own
+    run = cpu_run(split_samples(2.0, 2.0))
+    a = analyze(run)
+    assert core_wait_share(run, a.timeline) == pytest.approx([1.0] * 8)
+    assert not contention_share(run, a.timeline).any()
+    s = a.summary()
+    assert s["verdict_category"] == "core_wait" and s["verdict_headline"] == "Waiting for cores"
+    assert "other processes" not in s["verdict"] and s["host_cpu"]["context"] in s["verdict"]
+    assert s["host_cpu"]["other_share"] == pytest.approx(0.0)
+    # mixed: own 1.6 of 2 cores -> 2 x 0.8 - 1 = 0.6 of the rest is its own core wait, the
+    # remaining 0.4 of the saturation is the other processes'
+    run = cpu_run(split_samples(2.0, 1.6))
+    a = analyze(run)
+    assert core_wait_share(run, a.timeline) == pytest.approx([0.6] * 8)
+    assert contention_share(run, a.timeline) == pytest.approx([0.4] * 8)
+    bd = a.task_breakdown.sum()
+    assert bd["core_wait_est"] == pytest.approx(0.6 * 480)
+    assert bd["contention_est"] == pytest.approx(0.4 * 480)
+
+
+def test_same_verdict_on_a_quiet_and_on_a_busy_host():
+    # quiet: this process tree's 1.6 cores; busy: the tasks stretched to twice as long by other
+    # processes (same CPU work), the host 100% busy, this tree 1.0 of its 2 cores
+    quiet = make_run([task(100 * (i // 2), 100, cpu_ms=95) for i in range(8)], slots=2)
+    quiet.host_cpu = split_samples(1.6, 1.6)
+    busy = make_run([task(200 * (i // 2), 200, cpu_ms=95) for i in range(8)], slots=2)
+    busy.host_cpu = split_samples(2.0, 1.0, until=2000.0)
+    q, b = analyze(quiet).summary(), analyze(busy).summary()
+    assert q["verdict_category"] == b["verdict_category"] == "cpu"
+    assert q["verdict_headline"] == b["verdict_headline"] == "CPU-bound"
+    assert not q["host_cpu"]["context"] and "other processes" not in q["verdict"]
+    assert "other processes took 50% of its cores" in b["verdict"]
+    # without the split (runs stored before own_core_ms) the busy run is "waiting for cores"
+    busy.host_cpu = busy.host_cpu.drop(columns=["own_core_ms"])
+    old = analyze(busy).summary()
+    assert old["verdict_category"] == "core_wait"
+    assert old["host_cpu"]["own_share"] is None and old["host_cpu"]["other_share"] is None
+    assert old["breakdown"]["contention_est"]["ms"] == 0
+
+
+def test_missing_own_samples_fall_back_to_the_whole_saturation():
+    from jupyter_perf.analysis.hostcpu import contention_share, core_wait_share, own_share
+    host = split_samples(2.0, 0.8)
+    host.loc[3, "own_core_ms"] = np.nan           # one unreadable sample: the split is unknown
+    run = cpu_run(host)
+    a = analyze(run)
+    assert own_share(run, a.timeline) is None
+    assert core_wait_share(run, a.timeline) == pytest.approx([1.0] * 8)
+    assert not contention_share(run, a.timeline).any()
+    assert a.summary()["host_cpu"]["context"] == "the host's CPU was 100% busy (measured)"
+
+
+def test_the_floor_keeps_the_whole_host_busy_share():
+    # other processes' load is part of the floor: adding slots on this host does not remove it
+    run = four_tasks_one_slot(split_samples(2.0, 1.0))
+    a = analyze(run)
+    assert a.cpu_share == pytest.approx([1.0])
+    assert a.whatif(slots_factor=2.0) == pytest.approx(400.0)
+    assert a.host_cpu_own_share == pytest.approx(0.5)
+
+
+def test_process_tree_cpu_counts_descendants_and_keeps_ended_ones():
+    import subprocess
+    import sys
+
+    from jupyter_perf.collect.hostcpu import HostCpuSampler, ProcessTreeCpu
+    tree = ProcessTreeCpu(tree_every=1)
+    before = tree.core_ms()
+    child = subprocess.Popen([sys.executable, "-c",
+                              "import time\nt = time.process_time()\n"
+                              "while time.process_time() - t < 0.3: pass\n"
+                              "time.sleep(30)"])
+    try:
+        import time
+        deadline = time.time() + 20
+        while tree.core_ms() - before < 250 and time.time() < deadline:
+            time.sleep(0.05)
+        seen = tree.core_ms()
+        assert seen - before >= 250                 # the child's 0.3 s of CPU is counted
+    finally:
+        child.kill()
+        child.wait()
+    assert tree.core_ms() >= seen                   # it ended: its CPU time stays counted
+    sampler = HostCpuSampler()
+    sampler.sample()
+    sampler.sample()
+    assert all(r["own_core_ms"] >= 0 for r in sampler.rows)
+    assert sampler.rows[1]["own_core_ms"] >= sampler.rows[0]["own_core_ms"]

@@ -1,5 +1,6 @@
 """One honest sentence and fix hints per cause."""
 from analysis_synth import make_run, task
+
 from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.verdict import HINTS, verdict
 from jupyter_perf.model import Run
@@ -127,3 +128,32 @@ def test_a_python_node_in_the_plan_is_python_evidence():
     s = analyze(run).summary()
     assert s["verdict_category"] == "other_wait"
     assert any(h["cause"] == "python" for h in s["hints"])
+
+
+def test_other_processes_load_is_context_and_never_the_bottleneck():
+    from jupyter_perf.analysis.verdict import Evidence
+    # half the task time lost to other processes: the rest is ranked without it
+    shares = ZERO | {"cpu": 0.35, "other_wait": 0.1, "contention": 0.5, "shuffle": 0.05}
+    ev = Evidence(host_busy_share=1.0, host_own_share=0.45)
+    v = verdict(100, 10, 0, shares, WI, {}, ev)
+    assert v.category == "cpu" and v.headline == "CPU-bound"
+    assert v.sentence.startswith("CPU-bound: 70% of task time on CPU")
+    assert ("the host's CPU was 100% busy (measured): other processes took 55% of its cores, "
+            "costing tasks an estimated 50% of their time, the shares above estimated as if the host "
+            "had been quiet"
+            in v.sentence)
+    assert "contention" in [h["cause"] for h in v.hints]
+    # the same shares on a quiet host (nothing lost): the same category, no clause
+    quiet = verdict(100, 10, 0, ZERO | {"cpu": 0.7, "other_wait": 0.2, "shuffle": 0.1}, WI, {},
+                    Evidence(host_busy_share=0.5, host_own_share=0.48))
+    assert quiet.category == v.category and "other processes" not in quiet.sentence
+    assert "contention" not in [h["cause"] for h in quiet.hints]
+    # other processes held a good part of the cores without costing the tasks: still said
+    light = verdict(100, 10, 0, ZERO | {"cpu": 0.9, "other_wait": 0.1}, WI, {},
+                    Evidence(host_busy_share=0.7, host_own_share=0.4))
+    assert "the host's CPU was 70% busy (measured): other processes took 30% of its cores" \
+        in light.sentence and "costing" not in light.sentence
+    # a contention share never makes its own category
+    only = verdict(100, 10, 0, ZERO | {"contention": 0.9, "cpu": 0.1}, WI, {},
+                   Evidence(host_busy_share=1.0, host_own_share=0.1))
+    assert only.category == "cpu"

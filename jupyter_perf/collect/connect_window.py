@@ -89,6 +89,7 @@ class ConnectWindow(ClassicWindow):
                                 "tag": self.tag, "ui_url": choice.url, "ui_source": choice.source}
         if choice.url:
             self.rest = SparkRest(choice.url, run.app_id)
+            self._mark_sql()
             self.sampler = MemorySampler(self.rest, self.sample_interval)
             self.sampler.start()
         else:

@@ -328,35 +328,44 @@ class SparkRest:
     def stages(self) -> list[dict[str, Any]]:
         return self._records("/stages", self.get("/stages", details="false"), "stageId")
 
-    def task_pages(self, stage_id: int, attempt: int, page: int = TASK_PAGE) -> Iterator[list[dict]]:
-        """All task attempts of a stage attempt (failed, killed and speculative included)."""
-        offset = 0
-        path = f"/stages/{int(stage_id)}/{int(attempt)}/taskList"
+    def pages(self, path: str, key: str, page: int, offset: int = 0,
+              **params: Any) -> Iterator[list[dict[str, Any]]]:
+        """The items of a paged list endpoint (``offset``/``length``: asked for no length,
+        Spark 3.5 answers the first 20 only, 4.x every item, however long the list), ``page``
+        per request, from position ``offset`` on, until a short page."""
         while True:
-            batch = self._records(path, self.get(path, offset=offset, length=page, sortBy="ID"),
-                                  "taskId")
+            batch = self._records(path, self.get(path, **params, offset=offset, length=page),
+                                  key)
             if batch:
                 yield batch
             if len(batch) < page:
                 return
-            offset += page
+            offset += len(batch)
+
+    def task_pages(self, stage_id: int, attempt: int, page: int = TASK_PAGE) -> Iterator[list[dict]]:
+        """All task attempts of a stage attempt (failed, killed and speculative included)."""
+        return self.pages(f"/stages/{int(stage_id)}/{int(attempt)}/taskList", "taskId", page,
+                          sortBy="ID")
 
     def sql_pages(self, page: int = SQL_PAGE) -> Iterator[list[dict]]:
         """Every SQL execution with its plan graph and metric values (``details=true``)."""
-        offset = 0
-        while True:
-            batch = self._records("/sql", self.get("/sql", details="true", planDescription="true",
-                                                   offset=offset, length=page), "id")
-            if batch:
-                yield batch
-            if len(batch) < page:
-                return
-            offset += page
+        return self.pages("/sql", "id", page, details="true", planDescription="true")
+
+    def sql_list(self, offset: int, length: int) -> list[dict[str, Any]]:
+        """One page of the SQL execution list without plans (id, status, description, job
+        ids): the ``length`` executions from position ``offset`` of the list Spark's UI still
+        keeps, in execution id order (``[]`` past its end)."""
+        return self._records("/sql", self.get("/sql", details="false", planDescription="false",
+                                              offset=int(offset), length=int(length)), "id")
+
+    def sql_list_pages(self, offset: int = 0, page: int = SQL_PAGE) -> Iterator[list[dict]]:
+        """The SQL execution list without plans from position ``offset`` on, paged."""
+        return self.pages("/sql", "id", page, offset=offset, details="false",
+                          planDescription="false")
 
     def get_sql_list(self) -> list[dict[str, Any]]:
-        """Every SQL execution without plans (id, status, description, job ids)."""
-        return self._records("/sql", self.get("/sql", details="false", planDescription="false"),
-                             "id")
+        """Every SQL execution without plans (id, status, description, job ids), all pages."""
+        return [e for batch in self.sql_list_pages() for e in batch]
 
     def sql_execution(self, execution_id: int) -> dict[str, Any]:
         path = f"/sql/{int(execution_id)}"

@@ -65,6 +65,7 @@ REST_EXECUTOR_FIELDS: dict[str, tuple[str, Any]] = {
     "id": ("executor_id", 1), "hostPort": ("host", HOSTPORT), "totalCores": ("total_cores", 1),
     "maxMemory": ("max_memory_bytes", 1), "addTime": ("add_ms", TIME),
     "removeTime": ("remove_ms", TIME), "isActive": ("is_active", 1),
+    "removeReason": ("remove_reason", 1),     # why Spark removed it (a lost worker, …)
     **peaks("peakMemoryMetrics."),
 }
 # One memory sample: an /allexecutors item plus the time it was read ("time_ms", epoch ms).

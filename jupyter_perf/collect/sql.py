@@ -2,9 +2,13 @@
 History Server) into ``run.sql``, ``run.operators``, ``run.sql_metrics`` (model.py's columns).
 
 * Executions: ``/sql`` (paged, ``details=true``) for a whole application; for a measured
-  window, the executions whose jobs are the window's (found in the light
-  ``details=false`` list, then read one by one with ``/sql/{id}?details=true``). With AQE the
-  graph REST returns is the final plan, the one that ran.
+  window, the executions whose jobs are the window's, found in the light ``details=false``
+  list and then read one by one with ``/sql/{id}?details=true``. With AQE the graph REST
+  returns is the final plan, the one that ran. Every list read is paged (Spark answers 20
+  executions when asked for no ``length``), and a window reads only the part of the list
+  that grew after it started (:func:`mark_sql` notes where the list ended, the finish reads
+  from there): the cost of finishing a cell does not grow with the session's age. What
+  Spark's UI evicted (``spark.sql.ui.retainedExecutions``) is named in a warning.
 * Metrics: Spark's display strings, parsed by :mod:`.sql_metrics` (``text`` keeps them).
   REST gives no accumulator ids (``accumulator_id`` = -1) and no call-site details
   (``details`` = '').
@@ -27,6 +31,7 @@ History Server) into ``run.sql``, ``run.operators``, ``run.sql_metrics`` (model.
 """
 from __future__ import annotations
 
+import dataclasses
 import html.parser
 import json
 import math
@@ -38,10 +43,10 @@ from typing import Any
 import pandas as pd
 
 from ..errors import one_line
-from .fields import parse_spark_time
 from . import sql_metrics, sql_stages
-from .rest import RestError, RestNotFound, SparkRest
-from .rest_run import answered, text
+from .fields import parse_spark_time
+from .rest import SQL_PAGE, RestError, RestNotFound, SparkRest
+from .rest_run import answered, id_ranges, text
 
 SETTLE_S = 15.0
 
@@ -278,32 +283,176 @@ def _settled(rest: SparkRest, data: dict[str, Any], settle_s: float) -> dict[str
     return data
 
 
+JOB_KEYS = ("successJobIds", "failedJobIds", "runningJobIds")
+RETAINED = "spark.sql.ui.retainedExecutions"
+
+
+@dataclasses.dataclass(frozen=True)
+class SqlMark:
+    """Where Spark's SQL execution list ended when a window started: ``count`` executions
+    were listed, the last (highest) id being ``last_id`` (-1: none)."""
+
+    count: int
+    last_id: int
+
+
+# {application REST URL: the list's length when last seen}: where the next mark starts
+# looking, so that marking a window costs one request, not a search of the whole list.
+_ENDS: dict[str, int] = {}
+
+
+def _entry_id(entry: dict[str, Any]) -> int:
+    return int(entry["id"])
+
+
+def _job_ids(entry: dict[str, Any]) -> set[int]:
+    return {int(j) for key in JOB_KEYS for j in entry.get(key) or []}
+
+
+def mark_sql(rest: SparkRest) -> SqlMark:
+    """Where the SQL execution list ends now (before a window's code runs).
+
+    Spark lists executions in id order, paged by position (``offset``/``length``). One page
+    read from where the list ended last time usually ends inside it and gives its length and
+    last id; otherwise a galloping search with one-entry reads finds the end (a handful of
+    requests, once per session: afterwards the remembered end is near)."""
+    url = f"{rest.app_url}/sql"
+    hint = _ENDS.get(rest.app_url, 0)
+    start = max(hint - 1, 0)
+    with answered(url, "an SQL execution list"):
+        batch = rest.sql_list(start, SQL_PAGE)
+        if 0 < len(batch) < SQL_PAGE or (not batch and start == 0):
+            count, last = start + len(batch), batch[-1] if batch else None
+        else:
+            count, last = _search_end(rest, start, batch)
+        mark = SqlMark(count, _entry_id(last) if last is not None else -1)
+    _ENDS[rest.app_url] = mark.count
+    return mark
+
+
+def _search_end(rest: SparkRest, start: int, batch: list[dict[str, Any]]
+                ) -> tuple[int, dict[str, Any] | None]:
+    """(list length, last entry) by galloping from ``start`` (whose page was ``batch``: full,
+    or empty) and bisecting, one entry a request."""
+    def at(k: int) -> dict[str, Any] | None:
+        got = rest.sql_list(k, 1)
+        return got[0] if got else None
+
+    lo, lo_item, hi = -1, None, None          # lo: a position listed; hi: one past the end
+    if batch:
+        lo, lo_item, step = start + len(batch) - 1, batch[-1], SQL_PAGE
+        while hi is None:
+            item = at(lo + step)
+            if item is None:
+                hi = lo + step
+            else:
+                lo, lo_item, step = lo + step, item, step * 2
+    else:
+        hi, step = start, 1
+        while lo < 0 and hi > 0:
+            k = max(hi - step, 0)
+            item = at(k)
+            if item is None:
+                hi, step = k, step * 2
+            else:
+                lo, lo_item = k, item
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        item = at(mid)
+        if item is None:
+            hi = mid
+        else:
+            lo, lo_item = mid, item
+    return lo + 1, lo_item
+
+
+def listed_since(rest: SparkRest, mark: SqlMark) -> tuple[list[dict[str, Any]], int]:
+    """(the light list entries of the executions that started after ``mark``, the list's
+    length now), reading only the part of the list after the mark.
+
+    When Spark evicted older executions since (``spark.sql.ui.retainedExecutions``), the list
+    moved up under the mark: step back a page at a time until the first entry read is one
+    from before the mark (or the list's start), so none of the window's is skipped."""
+    offset, length = max(mark.count - 1, 0), SQL_PAGE
+    while True:
+        batch = rest.sql_list(offset, length)
+        if offset == 0 or (batch and _entry_id(batch[0]) <= mark.last_id):
+            break
+        step = min(SQL_PAGE, offset)       # and read what the last try covered again
+        offset, length = offset - step, length + step
+    entries, end = list(batch), offset + len(batch)
+    if len(batch) == length:
+        for more in rest.sql_list_pages(end):
+            entries += more
+            end += len(more)
+    return [e for e in entries if _entry_id(e) > mark.last_id], end
+
+
+def _setting(rest: SparkRest, key: str) -> str | None:
+    """A Spark property's value from ``/environment`` (None: not set, or unreadable)."""
+    try:
+        props = rest.environment().get("sparkProperties") or []
+        return next((str(v) for k, v in props if k == key), None)
+    except (RestError, TypeError, ValueError):
+        return None
+
+
+def evicted_note(rest: SparkRest, mark: SqlMark | None, listed: list[dict[str, Any]],
+                 unplanned_jobs: list[int]) -> str | None:
+    """The warning for a window whose SQL executions Spark's UI evicted: executions that
+    started after the mark are missing from the list (ids are given out one by one, and
+    every execution is listed until evicted) while some of the window's jobs have no plan."""
+    ids = sorted(_entry_id(e) for e in listed)
+    if mark is None or not unplanned_jobs or not ids:
+        return None
+    low = mark.last_id + 1 if mark.last_id >= 0 else ids[0]
+    have = set(ids)
+    gone = [i for i in range(low, ids[-1]) if i not in have]
+    if not gone:
+        return None
+    value = _setting(rest, RETAINED)
+    now = f"{RETAINED}={value}" if value else f"{RETAINED}, 1000 by default"
+    return (f"SQL execution(s) {id_ranges(gone)} ran during this window but Spark's UI no longer "
+            f"keeps them (evicted: {now}): the plans and operators of job(s) "
+            f"{id_ranges(sorted(unplanned_jobs))} are missing; raise {RETAINED} (a static "
+            "setting: set it when the session starts) to keep them")
+
+
 def fetch_sql(rest: SparkRest, *, window_jobs: Iterable[int] | None, stages: pd.DataFrame,
               tasks: pd.DataFrame, jobs: pd.DataFrame, settle_s: float = SETTLE_S,
+              since: SqlMark | None = None,
               ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
     """(sql, operators, sql_metrics, warnings) for the window's jobs (``window_jobs``) or,
     with ``window_jobs=None``, for every execution of the application that ran a job (as
-    the event log's tables: a command such as ``createOrReplaceTempView`` runs none)."""
+    the event log's tables: a command such as ``createOrReplaceTempView`` runs none).
+
+    ``since``: where the list ended when the window started (:func:`mark_sql`); only the
+    executions listed after it are looked at. Without it the whole list is read."""
     warnings: list[str] = []
     wanted = None if window_jobs is None else {int(j) for j in window_jobs}
     url = f"{rest.app_url}/sql"
     if wanted is None:
         executions = [e for page in rest.sql_pages() for e in page
-                      if any(e.get(key) for key in ("successJobIds", "failedJobIds",
-                                                    "runningJobIds"))]
+                      if any(e.get(key) for key in JOB_KEYS)]
     else:
-        listing = rest.get_sql_list()
         with answered(url, "an SQL execution list"):
-            ids = [int(e["id"]) for e in listing
-                   if wanted & {int(j) for key in ("successJobIds", "failedJobIds",
-                                                   "runningJobIds") for j in e.get(key) or []}]
+            if since is None:
+                listing = rest.get_sql_list()
+            else:
+                listing, _ENDS[rest.app_url] = listed_since(rest, since)
+            mine = [e for e in listing if wanted & _job_ids(e)]
+            ids = [_entry_id(e) for e in mine]
+            planned = set().union(*(_job_ids(e) for e in mine))
+        note = evicted_note(rest, since, listing, sorted(wanted - planned))
+        if note:
+            warnings.append(note)
         executions = []
         for eid in ids:
             try:
                 executions.append(_settled(rest, rest.sql_execution(eid), settle_s))
             except RestNotFound:
                 warnings.append(f"SQL execution {eid} is no longer in Spark's UI store (raise "
-                                "spark.sql.ui.retainedExecutions to keep it)")
+                                f"{RETAINED} to keep it)")
     sql_rows, op_rows, metric_rows = [], [], []
     job_stages = {}
     if not jobs.empty:
@@ -341,25 +490,27 @@ def no_plan_note(run_sql: pd.DataFrame, jobs: pd.DataFrame) -> str | None:
 
 
 def read_sql(rest: SparkRest, window_jobs: Iterable[int] | None, stages: pd.DataFrame,
-             tasks: pd.DataFrame, jobs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame,
-                                                             pd.DataFrame, list[str]]:
+             tasks: pd.DataFrame, jobs: pd.DataFrame, since: SqlMark | None = None,
+             ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
     """:func:`fetch_sql` that never raises: a REST problem leaves the SQL tables empty and
     says so in the warnings."""
     try:
         sql, operators, metrics, warnings = fetch_sql(
-            rest, window_jobs=window_jobs, stages=stages, tasks=tasks, jobs=jobs)
+            rest, window_jobs=window_jobs, stages=stages, tasks=tasks, jobs=jobs, since=since)
     except RestError as exc:
         empty = pd.DataFrame()
         return empty, empty, empty, [f"SQL plans not read: {one_line(exc)}"]
     return sql, operators, metrics, warnings
 
 
-def collect_sql(run, rest: SparkRest, window_jobs: Iterable[int]) -> None:
-    """Fill a measured window's ``run.sql``, ``run.operators``, ``run.sql_metrics``; a window
-    of RDD work only gets the "no SQL plan" note."""
+def collect_sql(run, rest: SparkRest, window_jobs: Iterable[int],
+                since: SqlMark | None = None) -> None:
+    """Fill a measured window's ``run.sql``, ``run.operators``, ``run.sql_metrics`` (``since``:
+    the list's end when the window started, :func:`mark_sql`); a window of RDD work only gets
+    the "no SQL plan" note."""
     run.sql, run.operators, run.sql_metrics, warnings = read_sql(
-        rest, list(window_jobs), run.stages, run.tasks, run.jobs)
+        rest, list(window_jobs), run.stages, run.tasks, run.jobs, since)
     run.warnings.extend(warnings)
     note = no_plan_note(run.sql, run.jobs)
-    if note:
+    if note and not any(RETAINED in w for w in warnings):   # evicted plans are not RDD work
         run.warnings.append(note)

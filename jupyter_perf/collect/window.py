@@ -14,18 +14,19 @@ from typing import Any, Callable
 import pandas as pd
 
 from ..errors import one_line
-from ..model import Run, new_run_id
-from .session_state import session_state
+from ..model import Run, conform, new_run_id
+from .executors_lost import lost_executor_warnings
 from .hostcpu import HostCpuSampler, executors_on_this_host
 from .listener import ListenerUnavailable, conform_sparkmeasure_tasks, listeners_for
 from .progress import ProgressPoller, ProgressSnapshot, StatusReader
 from .redact import redact
-from .sessionconf import with_session_conf
 from .rest import RestError, SparkRest
 from .rest_fields import conform_rest
-from .rest_run import fetch_executors, fetch_stages
+from .rest_run import eviction_warnings, fetch_executors, fill_from_listener, id_ranges, read_stages
 from .sampler import MemorySampler, memory_rows
-from .sql import collect_sql
+from .session_state import session_state
+from .sessionconf import with_session_conf
+from .sql import collect_sql, mark_sql
 
 TAG_PREFIX = "jupyter-perf-"
 SETTLE_TIMEOUT_S = 15.0
@@ -63,6 +64,8 @@ class ClassicWindow:
         self.on_progress = on_progress
         self.poller: ProgressPoller | None = None
         self._tagged = False
+        self._sql_mark = None     # where Spark's SQL execution list ended at start (sql.py)
+        self._first_job: int | None = None   # the id of the first job started after start()
 
     def _context(self, spark):
         """The driver's SparkContext (a Spark Connect window has none: connect_window.py)."""
@@ -89,6 +92,7 @@ class ClassicWindow:
         ui = self.sc.uiWebUrl
         if ui:
             self.rest = SparkRest(ui, run.app_id)
+            self._mark_sql()
             self.sampler = MemorySampler(self.rest, self.sample_interval)
             self.sampler.start()
         else:
@@ -105,6 +109,7 @@ class ClassicWindow:
         # stopped inside the window)
         self._slots = self._safely("read spark.default.parallelism",
                                    lambda: int(self.sc.defaultParallelism))
+        self._first_job = self._next_job_id()
         self.sc.addJobTag(self.tag)
         self._tagged = True
         if self.on_progress is not None:
@@ -113,6 +118,15 @@ class ClassicWindow:
             self.poller.start()
         run.start_ms = time.time() * 1000.0
         return self
+
+    def _mark_sql(self) -> None:
+        """Note where Spark's SQL execution list ends, so the finish reads only what comes
+        after (a long session's list is not read again every cell)."""
+        assert self.rest is not None
+        try:
+            self._sql_mark = mark_sql(self.rest)
+        except RestError:
+            self._sql_mark = None    # the finish reads the whole list, as before
 
     def _peak_memory(self) -> float | None:
         rows = self.sampler.rows[-20:] if self.sampler is not None else []
@@ -269,13 +283,29 @@ class ClassicWindow:
         run, rest = self.run, self.rest
         assert rest is not None
         jobs = [self._settled_job(j) for j in job_ids]
-        jobs = [j for j in jobs if j is not None]
-        run.jobs = conform_rest("jobs", jobs)
-        stage_ids = sorted({s for j in jobs for s in j.get("stageIds", [])})
-        stages, tasks, warnings = fetch_stages(rest, stage_ids)
-        run.stages, run.tasks = stages, tasks
-        run.warnings.extend(warnings)
-        collect_sql(run, rest, job_ids)   # SQL plans of the window's jobs (rest-sql's room)
+        found = [j for j in jobs if j is not None]
+        gone = [j for j, job in zip(job_ids, jobs) if job is None]
+        run.jobs = conform_rest("jobs", found)
+        stage_ids = {int(s) for j in found for s in j.get("stageIds", [])}
+        heard = self._listener_stages()
+        gone = sorted(set(gone) | set(self._evicted_jobs(heard, job_ids)))
+        if gone:
+            stage_ids |= self._fill_jobs(gone, heard)
+        read = read_stages(rest, stage_ids)
+        filled: tuple[dict, dict] = ({}, {})
+        if (read.evicted or read.partial) and heard is not None and self.listeners is not None:
+            listeners = self.listeners
+            # sparkmeasure's TaskVals.index is the task id (TaskInfo.taskId)
+            tasks = self._safely("read sparkmeasure's task metrics",
+                                 lambda: conform_sparkmeasure_tasks(
+                                     listeners.task_metrics().rename(columns={"index": "task_id"})))
+            if tasks is not None:
+                filled = fill_from_listener(read, heard, tasks)
+        run.stages, run.tasks = read.stages, read.tasks
+        run.warnings.extend(eviction_warnings(read, *filled))
+        window_jobs = sorted(set(job_ids) | set(gone))
+        # SQL plans of the window's jobs (rest-sql's room), from where the list ended at start
+        collect_sql(run, rest, window_jobs, since=self._sql_mark)
         executors = fetch_executors(rest)
         if not executors.empty:
             # only executors alive at some point of the window (dynamic allocation keeps
@@ -286,6 +316,9 @@ class ClassicWindow:
             run.executors = executors
             if self.sampler is not None:   # one last sample, after the window
                 self.sampler.rows.extend(memory_rows(rest.all_executors(), time.time() * 1000.0))
+        # executors lost mid-window (a worker or its JVM died): named, with what it cost
+        run.warnings.extend(lost_executor_warnings(run.executors, run.tasks, run.start_ms,
+                                                   run.end_ms))
 
     def _settled_job(self, job_id: int) -> dict[str, Any] | None:
         """The job once Spark's status store marks it finished (bounded wait)."""
@@ -294,8 +327,7 @@ class ClassicWindow:
         while True:
             try:
                 job = self.rest.job(job_id)
-            except KeyError:
-                self.run.warnings.append(f"job {job_id} is no longer in Spark's UI store")
+            except KeyError:       # evicted (spark.ui.retainedJobs): _fill_jobs says so
                 return None
             if job.get("status") != "RUNNING":
                 return job
@@ -305,6 +337,78 @@ class ClassicWindow:
                     "its numbers are partial")
                 return job
             time.sleep(0.1)
+
+    def _listener_stages(self) -> pd.DataFrame | None:
+        """sparkmeasure's stage rows since the window began (None: no listener)."""
+        if self.listeners is None:
+            return None
+        return self._safely("read sparkmeasure's stage metrics", self.listeners.stage_metrics)
+
+    def _next_job_id(self) -> int | None:
+        """The id Spark's scheduler gives its next job (None where py4j cannot say)."""
+        try:
+            return int(self.sc._jsc.sc().dagScheduler().numTotalJobs())
+        except Exception:
+            return None
+
+    def _evicted_jobs(self, heard: pd.DataFrame | None, job_ids: list[int]) -> list[int]:
+        """Jobs started while the window ran that Spark's UI no longer has.
+
+        The status tracker's job-tag lookup reads Spark's UI store, so a job evicted by
+        spark.ui.retainedJobs is missing from ``job_ids`` as well. The jobs started in the
+        window are those with ids from the scheduler's job count at start to its count now,
+        and those sparkmeasure's listener saw; one that the UI still has but ``job_ids``
+        lacks is another thread's (untagged). One request per such job: the window's
+        activity, not the session's age."""
+        assert self.rest is not None
+        started = set()
+        end = self._next_job_id()
+        if self._first_job is not None and end is not None:
+            started |= set(range(self._first_job, end))
+        if heard is not None:
+            started |= {int(j) for j in heard["jobId"].dropna()}
+        out = []
+        for job_id in sorted(started - set(job_ids)):
+            try:
+                self.rest.job(job_id)
+            except KeyError:
+                out.append(job_id)
+        return out
+
+    def _fill_jobs(self, gone: list[int], heard: pd.DataFrame | None) -> set[int]:
+        """Job rows for the window's jobs Spark's UI evicted, from sparkmeasure's stage rows
+        (the stages that ran: skipped ones are not heard of), and the warning. Returns the
+        stage ids to read."""
+        run = self.run
+        mine = (heard[heard["jobId"].isin(gone)] if heard is not None
+                else pd.DataFrame(columns=["jobId"]))
+        rows = []
+        for job_id, stages in mine.groupby("jobId", sort=True):
+            submitted = pd.to_numeric(stages["submissionTime"], errors="coerce")
+            completed = pd.to_numeric(stages["completionTime"], errors="coerce")
+            rows.append({"job_id": int(job_id), "status": "UNKNOWN",
+                         "stage_ids": sorted({int(s) for s in stages["stageId"]}),
+                         "submission_ms": float(submitted[submitted > 0].min()),
+                         "completion_ms": float(completed[completed > 0].max()),
+                         "num_tasks": int(stages["numTasks"].sum())})
+        filled = [r["job_id"] for r in rows]
+        missing = [j for j in gone if j not in filled]
+        one = len(gone) == 1
+        what = (f"job{'' if one else 's'} {id_ranges(gone)}, started while the window ran, "
+                f"{'is' if one else 'are'} no longer in Spark's UI store (evicted by "
+                f"spark.ui.retainedJobs; raise it to keep {'it' if one else 'them'})")
+        if rows:
+            run.jobs = pd.concat([run.jobs, conform("jobs", rows)], ignore_index=True) \
+                .sort_values("job_id", kind="stable").reset_index(drop=True)
+            run.warnings.append(f"{what}: the rows and stages of {len(rows)} come from "
+                                "sparkmeasure's listener (the stages that ran; status UNKNOWN; "
+                                "it keeps no job tags, so another thread's jobs of the same "
+                                "time would be among them)"
+                                + (f"; job(s) {id_ranges(missing)} are missing"
+                                   if missing else ""))
+        else:
+            run.warnings.append(f"{what}; missing from the report")
+        return {int(s) for r in rows for s in r["stage_ids"]}
 
     def _with_heap_limits(self, executors: pd.DataFrame) -> pd.DataFrame:
         conf = self.sc.getConf()

@@ -5,9 +5,9 @@ import time
 
 import pytest
 import requests
+from sparkhelpers import make_spark
 
 import jupyter_perf as jp
-from sparkhelpers import make_spark
 
 SLOW = "java_method('java.lang.Thread', 'sleep', cast(5 as bigint))"
 

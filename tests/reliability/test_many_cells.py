@@ -6,7 +6,6 @@ import os
 import threading
 
 import psutil
-
 from sparkhelpers import run_cell
 
 

@@ -23,14 +23,13 @@ def test_cell_runs_unmeasured_with_one_line_when_spark_cannot_start(tmp_path):
                          timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert "cell ran 42" in out.stdout
-    [line] = [l for l in out.stderr.splitlines() if "perfmeasure" in l]
+    [line] = [x for x in out.stderr.splitlines() if "perfmeasure" in x]
     assert "no Java runtime found" in line and "JDK 17" in line and "unmeasured" in line
     assert "Traceback" not in out.stderr
 
 
 def test_after_the_session_is_stopped_the_magic_starts_the_embedded_one(ipshell, spark_local):
     from pyspark.sql import SparkSession
-
     from sparkhelpers import run_cell
 
     spark_local.stop()
@@ -63,5 +62,5 @@ def test_a_spark_connect_session_without_its_server_runs_the_cell_unmeasured(ips
     finally:
         ipshell.user_ns.pop("spark").client.close()
     assert result.error_in_exec is None and "ran" in cap.stdout
-    [line] = [l for l in cap.stderr.splitlines() if "perfmeasure" in l]
+    [line] = [x for x in cap.stderr.splitlines() if "perfmeasure" in x]
     assert f"no Spark Connect server answers at 127.0.0.1:{port}" in line and "unmeasured" in line

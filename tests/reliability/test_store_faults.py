@@ -11,9 +11,9 @@ import textwrap
 import time
 
 import pytest
+from test_store import sample_run
 
 from jupyter_perf.store import RunStore, StoreError
-from test_store import sample_run
 
 WRITER = textwrap.dedent("""
     import sys
@@ -336,6 +336,7 @@ def test_a_lone_surrogate_in_the_label_and_the_cell_keeps_the_result_and_the_run
     """Real Spark, a real IPython shell, a ``--label`` with a lone surrogate (a lone surrogate
     in the cell's *code* fails plain IPython too, before any magic: not tested here)."""
     from sparkhelpers import run_cell
+
     import jupyter_perf as jp
 
     ipshell.user_ns["spark"] = spark_local

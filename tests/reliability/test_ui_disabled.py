@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import pytest
+from sparkhelpers import make_spark
 
 import jupyter_perf as jp
-from sparkhelpers import make_spark
 
 
 @pytest.fixture(scope="module")

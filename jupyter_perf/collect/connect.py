@@ -23,7 +23,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .rest import RestError, RestNotFound, RestUnreachable, SparkRest
 
-
 UI_ENV = "JUPYTER_PERF_SPARK_UI"
 PROBE_DEADLINE_S = 30.0      # a busy server's first answer is slow; nothing there fails at once
 NEXT_STEP = (f"pass the server's Spark UI: jp.spark_session(remote=..., ui_url='http://host:4040'), "

@@ -22,8 +22,8 @@ import pandas as pd
 from ..model import Run
 from .fields import parse_spark_time
 from .rest import RestError, RestNotFound, RestUnreachable, SparkRest, describe_json
-from .sql import read_sql
 from .rest_run import answered, fetch_executors, fetch_jobs, fetch_stages, text
+from .sql import read_sql
 
 
 def _attempt_key(a: dict[str, Any]) -> tuple:

@@ -11,9 +11,9 @@ import subprocess
 import sys
 
 import pytest
+from sparkhelpers import make_spark, rest_stages
 
 import jupyter_perf as jp
-from sparkhelpers import make_spark, rest_stages
 from jupyter_perf.collect import rest as rest_module
 from jupyter_perf.collect.redact import REDACTED
 from jupyter_perf.store import default_store

@@ -28,10 +28,21 @@ from .session_state import (
 
 
 def active_session():
-    """The active SparkSession, or None. Never creates one."""
+    """The active SparkSession, or None. Never creates one.
+
+    ``getActiveSession()`` reads a per-thread value in the JVM: after a Ctrl-C, py4j drops the
+    interrupted connection and the next call runs on a new JVM thread that has no active
+    session. The process's instantiated session (its context still running) is the same
+    session then; without this fallback every cell after an interrupt started "a new" one
+    (found by the soak, tests/reliability/test_soak.py)."""
     from pyspark.sql import SparkSession
 
-    return SparkSession.getActiveSession()
+    found = SparkSession.getActiveSession()
+    if found is None:
+        default = getattr(SparkSession, "_instantiatedSession", None)
+        if default is not None and getattr(default.sparkContext, "_jsc", None) is not None:
+            return default
+    return found
 
 
 def spark_session(master: str | None = None, app_name: str = "jupyter-perf",
@@ -49,14 +60,13 @@ def spark_session(master: str | None = None, app_name: str = "jupyter-perf",
     the REST API only; the reason travels with the session (``session_state``) and is
     shown on every report.
     """
-    from pyspark.sql import SparkSession
 
     if remote is not None:          # Spark Connect (issue I)
         from .connect_session import connect_session
         return connect_session(remote, ui_url=ui_url, app_name=app_name, warm_up=warm_up, **conf)
     if ui_url is not None:
         raise SessionError("ui_url= names a Spark Connect server's UI: pass remote= too")
-    existing = SparkSession.getActiveSession()
+    existing = active_session()
     if existing is not None:
         return existing
     check_java()

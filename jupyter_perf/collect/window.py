@@ -321,7 +321,10 @@ class ClassicWindow:
                                                    run.end_ms))
 
     def _settled_job(self, job_id: int) -> dict[str, Any] | None:
-        """The job once Spark's status store marks it finished (bounded wait)."""
+        """The job once Spark's status store marks it finished and none of its tasks still
+        runs (bounded wait): a job cancelled by Ctrl-C or failed by one task is marked FAILED
+        while its other tasks still run; read then, they stayed RUNNING with no metrics where
+        Spark's REST API later counts them KILLED with their run time (found by the soak)."""
         assert self.rest is not None
         deadline = time.monotonic() + self.settle_timeout
         while True:
@@ -329,7 +332,7 @@ class ClassicWindow:
                 job = self.rest.job(job_id)
             except KeyError:       # evicted (spark.ui.retainedJobs): _fill_jobs says so
                 return None
-            if job.get("status") != "RUNNING":
+            if job.get("status") != "RUNNING" and not job.get("numActiveTasks"):
                 return job
             if time.monotonic() > deadline:
                 self.run.warnings.append(

@@ -122,9 +122,8 @@ def test_busy_host_is_context_not_the_verdict(runs):
     assert bh["context"] and bh["context"] in busy["verdict"], detail
     assert "other processes took" in busy["verdict"], detail
     assert "contention" in [h["cause"] for h in busy["hints"]] or bh["lost_share"] < 0.05
-    # the quiet run says so only if other test runs on this host did load it
-    assert bool(qh["context"]) == others_matter(qh["busy_share"], qh["own_share"],
-                                                qh["lost_share"]), detail
+    # the quiet run names other processes only if other test runs on this host did load it
+    # (its context may still say how busy the cores were: its own threads can saturate them)
     assert ("other processes took" in quiet["verdict"]) == others_matter(
         qh["busy_share"], qh["own_share"], qh["lost_share"]), detail
 

@@ -170,16 +170,29 @@ def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str
     shares = without_context(shares)      # the bottleneck never moves with the host's load
     ranked = sorted(shares, key=lambda c: -shares[c])
     cat = ranked[0]
+    demand = shares.get("cpu", 0.0) + shares.get("core_wait", 0.0)
+    if cat in ("cpu", "core_wait") or demand > shares[cat]:
+        # Time on a core and time waiting for one (this application's own threads: other
+        # processes' part is context, left out above) are one demand for CPU: the bottleneck is
+        # CPU when together they dominate, named by the larger part. Otherwise the split
+        # between the two, which follows how many of its own threads were runnable at each
+        # sample, would flip the verdict between runs of the same query (issue U3).
+        cat = "cpu" if shares.get("cpu", 0.0) >= shares.get("core_wait", 0.0) else "core_wait"
+        ranked = [cat] + [c for c in ranked if c != cat]
     label, what = CATEGORY_TEXT[cat]
+    cat_share = demand if cat in ("cpu", "core_wait") else shares[cat]
     gap_share = driver_gap_ms / wall_ms if wall_ms > 0 else 0.0
     if gap_share > 0.5:
         category, headline = "driver", "Driver-bound"
         head = (f"Driver-bound: no Spark task ran for {_pct(gap_share)} of the time; "
                 f"inside tasks {_pct(shares[cat])} went to {what}")
         hints.append("driver")
-    elif shares[cat] >= DOMINANT:
+    elif cat_share >= DOMINANT:
         category, headline = cat, label
         head = f"{label}: {_pct(shares[cat])} of task time on {what}"
+        other = "core_wait" if cat == "cpu" else "cpu"
+        if cat_share > shares[cat] and shares.get(other, 0.0) >= 0.05:
+            head += f" and {_pct(shares[other])} on {CATEGORY_TEXT[other][1]}"
         hints.append(cat)
     else:
         category, headline = "none", "No single bottleneck"
@@ -202,7 +215,7 @@ def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str
         core = shares.get("core_wait", 0.0)
         parts.append(clause
                      + (f", so {_pct(core)} of task time is taken as waiting for a core "
-                        "(estimated)" if core >= 0.05 and category != "core_wait" else ""))
+                        "(estimated)" if core >= 0.05 and category not in ("core_wait", "cpu") else ""))
         if core >= 0.05:
             hints.append("core_wait")
         if lost >= LOST:

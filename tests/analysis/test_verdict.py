@@ -94,7 +94,29 @@ def test_saturated_host_says_so_and_waiting_for_cores_is_the_diagnosis():
     assert "core_wait" in [h["cause"] for h in v.hints]
     v = verdict(100, 10, 0, ZERO | {"cpu": 0.7, "core_wait": 0.3}, WI, {}, ev)
     assert v.category == "cpu"
-    assert "so 30% of task time is taken as waiting for a core (estimated)" in v.sentence
+    assert v.sentence.startswith("CPU-bound: 70% of task time on CPU and 30% on waiting for a "
+                                 "core (estimated);")
+    assert "taken as waiting for a core" not in v.sentence        # said once, in the head
+
+
+def test_own_core_wait_ranks_with_cpu_time():
+    """Issue U3: on a quiet host whose cores this application's own threads saturate, CPU time
+    and waiting for a core are one demand for CPU — neither alone holds half the task time, yet
+    the query is CPU-bound, as the same query on a busy host (its wait given to the other
+    processes and left out) reads."""
+    quiet = verdict(100, 10, 0, ZERO | {"cpu": 0.48, "core_wait": 0.31, "other_wait": 0.21},
+                    WI, {})
+    busy = verdict(100, 10, 0, ZERO | {"cpu": 0.62, "core_wait": 0.05, "contention": 0.25,
+                                       "other_wait": 0.08}, WI, {})
+    assert quiet.category == busy.category == "cpu"
+    assert quiet.sentence.startswith("CPU-bound: 48% of task time on CPU and 31% on waiting")
+    # more runnable task threads than cores (local[8] on 2): the wait is the larger part
+    over = verdict(100, 10, 0, ZERO | {"cpu": 0.25, "core_wait": 0.7, "other_wait": 0.05}, WI, {})
+    assert over.category == "core_wait" and over.headline == "Waiting for cores"
+    # neither together dominates: still no single bottleneck
+    none = verdict(100, 10, 0, ZERO | {"cpu": 0.2, "core_wait": 0.2, "shuffle": 0.3,
+                                       "other_wait": 0.3}, WI, {})
+    assert none.category == "none"
 
 
 def test_python_advice_only_with_python_evidence():

@@ -143,12 +143,6 @@ def test_other_processes_are_not_waiting_for_a_core(runs):
         rest * (busy.core_wait_share + busy.contention_share))
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "open (issue U3): when this application's own threads saturate the cores on the quiet run "
-    "(local[2] task threads + driver + JIT on 2 cores: e.g. 48% CPU and 31% own core wait), the "
-    "quiet verdict reads 'No single bottleneck' while the busy run, whose wait is mostly "
-    "attributed to the other processes and scaled away, reads 'CPU-bound'. Seen in a fresh-clone "
-    "CI run; a fix is to rank own core wait with CPU time when choosing the category."))
 def test_the_same_category_quiet_and_busy(runs):
     quiet, busy = (a.summary() for a in runs)
     detail = f"quiet: {quiet['verdict']}\nbusy: {busy['verdict']}"

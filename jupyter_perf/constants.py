@@ -32,6 +32,10 @@ _SHARED = _load()
 REPORT_MIME_TYPE: str = _SHARED["report_mime_type"]
 #: The payload format the kernel writes and the renderer reads (docs/report.md).
 REPORT_FORMAT: int = _SHARED["report_format"]
+#: The payload format of the report's data, drawn by the browser's renderer (render/views/).
+REPORT_DATA_FORMAT: int = _SHARED["report_data_format"]
+#: The BokehJS bundles the browser's renderer draws with: the core and its Plotting API.
+RENDERER_BOKEH_BUNDLES: tuple[str, ...] = tuple(_SHARED["renderer_bokeh_bundles"])
 #: How the payload's Bokeh ``item`` is encoded: base64 of the gzip of its compact JSON.
 ITEM_ENCODING: str = _SHARED["item_encoding"]
 #: The server's BokehJS route under its base URL (server/static.py).

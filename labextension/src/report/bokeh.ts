@@ -1,0 +1,31 @@
+/**
+ * Drawing a BokehJS model into a tab: `Plotting.show` puts it in a document
+ * of its own; the views and that document go when the report is disposed.
+ */
+import { IBokehApi, ITabContext } from './types';
+
+/** Draw `obj` (a figure or a layout built with `ctx.bokeh.Plotting`) into `el`. */
+export async function showModel(
+  ctx: ITabContext,
+  obj: any,
+  el: HTMLElement
+): Promise<any> {
+  const bokeh = ctx.bokeh;
+  const shown = await bokeh.Plotting.show(obj, el);
+  const views: any[] = Array.isArray(shown) ? shown : [shown];
+  ctx.onDispose(() => removeViews(bokeh, views));
+  return views[0];
+}
+
+export function removeViews(bokeh: IBokehApi, views: any[]): void {
+  const docs = new Set(views.map(v => v?.model?.document).filter(d => !!d));
+  for (const view of views) {
+    view?.remove?.();
+  }
+  for (const doc of docs) {
+    const i = bokeh.documents.indexOf(doc);
+    if (i >= 0) {
+      bokeh.documents.splice(i, 1);
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The renderer as one plain script (labextension/bundle-report.js builds it
+ * into jupyter_perf/render/static/report-renderer.js) for pages without
+ * JupyterLab: the standalone export and nbconvert's HTML. BokehJS is on the
+ * page already (inlined). Each report is a `<script type=
+ * "application/vnd.jupyter-perf.report+json">` holding the MIME payload,
+ * drawn into the element right before it.
+ */
+import { decodeData } from './decode';
+import { renderReport } from './render';
+import { IBokehApi } from './types';
+import { REPORT_MIME_TYPE } from '../reportpayload';
+
+async function drawOne(script: HTMLScriptElement): Promise<void> {
+  const target = script.previousElementSibling as HTMLElement | null;
+  if (!target || script.dataset.jpDrawn) {
+    return;
+  }
+  script.dataset.jpDrawn = '1';
+  try {
+    const payload = JSON.parse(script.textContent || '{}');
+    const bokeh: IBokehApi | undefined = (window as any).Bokeh;
+    if (!bokeh?.Plotting) {
+      throw new Error('BokehJS is not on this page');
+    }
+    const data = await decodeData(payload.data);
+    renderReport(target, data, bokeh);
+  } catch (reason) {
+    const line = document.createElement('div');
+    line.className = 'jp-perf-warn';
+    line.textContent = `The jupyter-perf report cannot be shown: ${
+      reason instanceof Error ? reason.message : String(reason)
+    }`;
+    target.replaceChildren(line);
+    target.dataset.jpError = line.textContent;
+  }
+}
+
+export function drawAll(doc: Document = document): Promise<void[]> {
+  const scripts = Array.from(
+    doc.querySelectorAll<HTMLScriptElement>(
+      `script[type="${REPORT_MIME_TYPE}"]`
+    )
+  );
+  return Promise.all(scripts.map(drawOne));
+}
+
+(window as any).JupyterPerfReport = { drawAll, renderReport, decodeData };
+if (document.readyState === 'loading') {
+  document.addEventListener('DOMContentLoaded', () => void drawAll());
+} else {
+  void drawAll();
+}

@@ -1,0 +1,19 @@
+/** The report's tabs, in the order the tab bar shows them. */
+import { ITab } from '../types';
+import { memoryTab } from './memory';
+import { queryTab } from './query';
+import { stagesTab } from './stages';
+import { stragglersTab } from './stragglers';
+import { summaryTab } from './summary';
+import { timelineTab } from './timeline';
+import { whatifTab } from './whatif';
+
+export const TABS: ITab[] = [
+  summaryTab,
+  queryTab,
+  timelineTab,
+  stagesTab,
+  stragglersTab,
+  whatifTab,
+  memoryTab
+];

@@ -91,6 +91,7 @@ class ClassicWindow:
             run.extra["spark_log"] = session_state(self.sc).log_path
         ui = self.sc.uiWebUrl
         if ui:
+            run.extra["ui_url"] = ui.rstrip("/")     # the report links to its pages
             self.rest = SparkRest(ui, run.app_id)
             self._mark_sql()
             self.sampler = MemorySampler(self.rest, self.sample_interval)

@@ -1,11 +1,12 @@
 """``jupyter nbconvert --to html``: each jupyter-perf report becomes the interactive report again.
 
-A notebook stores each report as the compact payload (:mod:`.inline`) plus a static
-``text/html`` summary; nbconvert's HTML shows ``text/html``. For HTML exports this
-preprocessor replaces that summary with the report itself: the payload's Bokeh item and a
-call to ``Bokeh.embed.embed_item``, with BokehJS (core, widgets, tables; this Python
-``bokeh`` package's own files) inlined **once per page**, in front of the first report. The
-page works offline: no CDN, no server.
+A notebook stores each report as its payload (:mod:`.inline`) plus a static ``text/html``
+summary; nbconvert's HTML shows ``text/html``. For HTML exports this preprocessor replaces
+that summary with the report itself: the report's data (format 2) drawn by the one renderer
+(:mod:`.standalone`: BokehJS and the bundled renderer inlined **once per page**, in front of
+the first report). A notebook saved with a format 1 payload (a Bokeh document built by the
+kernel) gets that item and a call to ``Bokeh.embed.embed_item``, with BokehJS (core,
+widgets, tables) inlined once per page. The page works offline: no CDN, no server.
 
 Registration: the wheel installs ``share/jupyter/nbconvert/templates/base/conf.json``, whose
 ``preprocessors`` entry nbconvert merges into every template built on ``base`` (lab,
@@ -25,7 +26,7 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
 from .. import fmt
-from ..constants import BOKEH_BUNDLES, REPORT_FORMAT, REPORT_MIME_TYPE
+from ..constants import BOKEH_BUNDLES, REPORT_DATA_FORMAT, REPORT_FORMAT, REPORT_MIME_TYPE
 
 
 def bokehjs_scripts() -> str:
@@ -70,13 +71,28 @@ class ReportPreprocessor(Preprocessor):
     def preprocess(self, nb, resources):
         if not str((resources or {}).get("output_extension") or "").endswith(".html"):
             return nb, resources
-        n = 0                                     # reports embedded so far
+        n = 0                                     # format 1 reports embedded so far
+        renderer_on_page = False
         for cell in nb.cells:
             for out in cell.get("outputs", []):
                 data = out.get("data") or {}
                 if REPORT_MIME_TYPE not in data:
                     continue
-                item, why = readable(data[REPORT_MIME_TYPE])
+                p = data[REPORT_MIME_TYPE]
+                if isinstance(p, dict) and p.get("format") == REPORT_DATA_FORMAT:
+                    # the report's data: drawn by the one renderer, inlined once per page
+                    from .standalone import RendererMissing, page_scripts, report_element
+                    try:
+                        head = "" if renderer_on_page else page_scripts()
+                    except RendererMissing as exc:
+                        data["text/html"] = (f"{data.get('text/html', '')}<div class='jupyter-perf-note' "
+                                             f"style='color:#8a4b00;font-size:11px'>"
+                                             f"jupyter-perf: {fmt.esc(str(exc))}</div>")
+                        continue
+                    renderer_on_page = True
+                    data["text/html"] = head + report_element(p)
+                    continue
+                item, why = readable(p)
                 if item is None:
                     data["text/html"] = (f"{data.get('text/html', '')}<div class='jupyter-perf-note' "
                                          f"style='color:#8a4b00;font-size:11px'>{fmt.esc(why)}</div>")

@@ -13,6 +13,8 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import { BOKEH_BUNDLES, bokehBundleUrl, errorOf } from './reportpayload';
 
+import { IBokehApi } from './report/types';
+
 /** The part of BokehJS the renderer uses. */
 export interface IBokehView {
   model: { document: unknown };
@@ -31,19 +33,24 @@ export interface IBokeh {
   };
 }
 
-const loading = new Map<string, Promise<IBokeh>>();
+const loading = new Map<string, Promise<IBokeh & IBokehApi>>();
 
-/** BokehJS `version` with its widgets and tables; one load per page and version. */
+/**
+ * BokehJS `version` with `bundles` (default: the widgets and tables a format 1
+ * report needs); one load per page, version and set of bundles.
+ */
 export function loadBokeh(
   version: string,
-  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
-): Promise<IBokeh> {
-  let promise = loading.get(version);
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings(),
+  bundles: readonly string[] = BOKEH_BUNDLES
+): Promise<IBokeh & IBokehApi> {
+  const key = `${version} ${bundles.join(',')}`;
+  let promise = loading.get(key);
   if (!promise) {
-    promise = load(version, settings);
-    loading.set(version, promise);
+    promise = load(version, settings, bundles);
+    loading.set(key, promise);
     // a failed load (server down, wrong version) is tried again by the next output
-    promise.catch(() => loading.delete(version));
+    promise.catch(() => loading.delete(key));
   }
   return promise;
 }
@@ -61,6 +68,8 @@ function present(version: string, bundle: string): boolean {
       return !!bokeh?.Widgets;
     case 'bokeh-tables':
       return !!bokeh?.Tables;
+    case 'bokeh-api':
+      return !!bokeh?.Plotting;
     default:
       return false;
   }
@@ -68,9 +77,10 @@ function present(version: string, bundle: string): boolean {
 
 async function load(
   version: string,
-  settings: ServerConnection.ISettings
-): Promise<IBokeh> {
-  for (const bundle of BOKEH_BUNDLES) {
+  settings: ServerConnection.ISettings,
+  bundles: readonly string[]
+): Promise<IBokeh & IBokehApi> {
+  for (const bundle of bundles) {
     if (present(version, bundle)) {
       continue;
     }
@@ -103,7 +113,7 @@ async function load(
       `BokehJS ${version} did not start (see the browser console)`
     );
   }
-  return bokeh as IBokeh;
+  return bokeh as IBokeh & IBokehApi;
 }
 
 /** Run a script's text as a classic `<script>` (a blob: URL), resolving once it ran. */

@@ -3,8 +3,11 @@
  * plotly, vega and Bokeh's own extension do) for
  * `application/vnd.jupyter-perf.report+json` (docs/report.md).
  *
- * The output carries the compact payload (`bokeh.embed.json_item` of the
- * report); BokehJS comes once per page from the server extension (bokehjs.ts).
+ * The output carries the report's data (format 2: render/views/ in Python),
+ * drawn here by the one renderer (report/render.ts) with BokehJS, which comes
+ * once per page from the server extension (bokehjs.ts). Notebooks saved with
+ * format 1 (a Bokeh document built by the kernel, `bokeh.embed.json_item`)
+ * still render: that item is embedded as it is.
  * The renderer is not `safe`: JupyterLab uses it for trusted outputs only, and
  * shows an untrusted notebook's static `text/html` fallback instead. The report
  * is drawn into the output itself (no iframe), so it is as tall as its content;
@@ -22,10 +25,16 @@ import { Widget } from '@lumino/widgets';
 import { IBokeh, IBokehViewManager, loadBokeh } from './bokehjs';
 
 import {
+  IDataPayload,
+  RENDERER_BOKEH_BUNDLES,
   REPORT_MIME_TYPE,
   decodeItem,
   parseReportPayload
 } from './reportpayload';
+
+import { decodeData } from './report/decode';
+
+import { IReportHandle, renderReport } from './report/render';
 
 const OUTPUT_CLASS = 'jp-perf-report-output';
 
@@ -54,6 +63,10 @@ export class ReportRenderer extends Widget implements IRenderMime.IRenderer {
     status.className = 'jp-perf-report-output-status';
     status.textContent = 'Loading the report…';
     this.node.replaceChildren(status);
+    if (payload.kind === 'data') {
+      await this._renderData(payload, generation, model);
+      return;
+    }
     let bokeh: IBokeh;
     let views: IBokehViewManager;
     try {
@@ -88,6 +101,34 @@ export class ReportRenderer extends Widget implements IRenderMime.IRenderer {
     this._views = views;
   }
 
+  /** Format 2: the report data, drawn by the one renderer (report/render.ts). */
+  private async _renderData(
+    payload: IDataPayload,
+    generation: number,
+    model: IRenderMime.IMimeModel
+  ): Promise<void> {
+    try {
+      const [bokeh, data] = await Promise.all([
+        loadBokeh(payload.bokeh_version, undefined, RENDERER_BOKEH_BUNDLES),
+        decodeData(payload.data)
+      ]);
+      await this._attached.promise;
+      if (generation !== this._generation) {
+        return;
+      }
+      const target = document.createElement('div');
+      target.className = 'jp-perf-report-root';
+      this.node.replaceChildren(target);
+      this._report = renderReport(target, data, bokeh);
+    } catch (reason) {
+      if (generation === this._generation) {
+        const message =
+          reason instanceof Error ? reason.message : String(reason);
+        this._showProblem(message, model);
+      }
+    }
+  }
+
   dispose(): void {
     if (this.isDisposed) {
       return;
@@ -103,6 +144,8 @@ export class ReportRenderer extends Widget implements IRenderMime.IRenderer {
   }
 
   private _removeViews(): void {
+    this._report?.dispose();
+    this._report = null;
     if (this._bokeh && this._views) {
       removeViews(this._bokeh, this._views);
     }
@@ -130,6 +173,7 @@ export class ReportRenderer extends Widget implements IRenderMime.IRenderer {
   private _attached = new PromiseDelegate<void>();
   private _bokeh: IBokeh | null = null;
   private _views: IBokehViewManager | null = null;
+  private _report: IReportHandle | null = null;
 }
 
 /** Remove a report's views (their DOM and signals) and forget its documents. */

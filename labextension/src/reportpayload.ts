@@ -11,8 +11,18 @@ import constants from './constants.json';
 /** The vendor MIME type of the compact report payload. */
 export const REPORT_MIME_TYPE: string = constants.report_mime_type;
 
-/** The payload format this renderer reads. */
+/** The payload format of a format 1 report: a Bokeh document built by the kernel. */
 export const REPORT_FORMAT: number = constants.report_format;
+
+/**
+ * The payload format of the report's data (render/views/ in Python), drawn by
+ * the renderer of labextension/src/report/.
+ */
+export const REPORT_DATA_FORMAT: number = constants.report_data_format;
+
+/** The BokehJS bundles that renderer draws with: the core and its Plotting API. */
+export const RENDERER_BOKEH_BUNDLES: readonly string[] =
+  constants.renderer_bokeh_bundles;
 
 /** The route of the server extension that serves BokehJS (jupyter_perf/server/static.py). */
 export const BOKEH_NAMESPACE: string = constants.bokeh_namespace;
@@ -43,12 +53,26 @@ export const ITEM_ENCODING: string = constants.item_encoding;
  * `item` is the `json_item` object, or (with `item_encoding`) its encoded text.
  */
 export interface IReportPayload {
+  kind: 'item';
   format: number;
   run_id: string;
   title: string;
   bokeh_version: string;
   item_encoding: string | null;
   item: IBokehItem | string;
+}
+
+/**
+ * `{"format": 2, "run_id", "title", "bokeh_version", "encoding", "data"}`:
+ * `data` is the report data (docs/report.md) as base64 of its gzipped JSON.
+ */
+export interface IDataPayload {
+  kind: 'data';
+  format: number;
+  run_id: string;
+  title: string;
+  bokeh_version: string;
+  data: string;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -63,7 +87,7 @@ const VERSION = /^[0-9]+(\.[0-9A-Za-z]+)+([+-][0-9A-Za-z.]+)?$/;
  */
 export function parseReportPayload(
   data: unknown
-): { payload: IReportPayload } | { error: string } {
+): { payload: IReportPayload | IDataPayload } | { error: string } {
   if (!isObject(data)) {
     return { error: 'the report data is not a JSON object' };
   }
@@ -71,19 +95,45 @@ export function parseReportPayload(
   if (typeof format !== 'number') {
     return { error: 'the report data has no format number' };
   }
-  if (format > REPORT_FORMAT) {
+  const newest = Math.max(REPORT_FORMAT, REPORT_DATA_FORMAT);
+  if (format > newest) {
     return {
       error:
         `the report was written by a newer jupyter-perf (format ${format}); ` +
         'upgrade jupyter-perf where JupyterLab runs and reload the page'
     };
   }
-  if (format !== REPORT_FORMAT) {
+  if (format !== REPORT_FORMAT && format !== REPORT_DATA_FORMAT) {
     return { error: `unknown report format ${format}` };
   }
   const version = data.bokeh_version;
   if (typeof version !== 'string' || !VERSION.test(version)) {
     return { error: 'the report data names no valid Bokeh version' };
+  }
+  if (typeof data.run_id !== 'string' || !data.run_id) {
+    return { error: 'the report data has no run id' };
+  }
+  if (format === REPORT_DATA_FORMAT) {
+    if (data.encoding !== ITEM_ENCODING) {
+      return {
+        error:
+          `the report's data is encoded as ${JSON.stringify(data.encoding)}, which this ` +
+          'renderer does not read; upgrade jupyter-perf where JupyterLab runs'
+      };
+    }
+    if (typeof data.data !== 'string' || !data.data) {
+      return { error: 'the report payload holds no data' };
+    }
+    return {
+      payload: {
+        kind: 'data',
+        format,
+        run_id: data.run_id,
+        title: typeof data.title === 'string' ? data.title : '',
+        bokeh_version: version,
+        data: data.data
+      }
+    };
   }
   const item = data.item;
   const encoding = data.item_encoding ?? null;
@@ -104,11 +154,9 @@ export function parseReportPayload(
   if (!plain && !encoded) {
     return { error: 'the report data holds no Bokeh item' };
   }
-  if (typeof data.run_id !== 'string' || !data.run_id) {
-    return { error: 'the report data has no run id' };
-  }
   return {
     payload: {
+      kind: 'item',
       format,
       run_id: data.run_id,
       title: typeof data.title === 'string' ? data.title : '',

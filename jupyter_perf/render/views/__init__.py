@@ -92,13 +92,19 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def spark_ui(run: Run) -> str | None:
+    """The Spark UI the run was collected from (its pages are linked while it runs), if any."""
+    url = run.extra.get("ui_url") or (run.extra.get("connect") or {}).get("ui_url")
+    return str(url).rstrip("/") if isinstance(url, str) and url.startswith(("http://", "https://")) else None
+
+
 def header(run: Run, a: Analysis | None) -> dict:
     return {
         "title": fmt.run_title(run), "run_id": str(run.run_id), "kind": run.kind,
         "status": run.status, "error": run.error or "",
         "wall_ms": float(a.wall_ms if a is not None else run.wall_ms),
         "model_error": float(a.model_error) if a is not None else 0.0,
-        "spark_ui": run.extra.get("ui_url") or None, "app_id": run.app_id,
+        "spark_ui": spark_ui(run), "app_id": run.app_id,
     }
 
 

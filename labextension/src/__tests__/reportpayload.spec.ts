@@ -35,7 +35,9 @@ const ENCODED =
 describe('parseReportPayload', () => {
   it('accepts the format 1 payload', () => {
     const parsed = parseReportPayload(payload());
-    expect(parsed).toEqual({ payload: { ...payload(), item_encoding: null } });
+    expect(parsed).toEqual({
+      payload: { ...payload(), kind: 'item', item_encoding: null }
+    });
   });
 
   it('accepts an encoded item, and decodes it', async () => {
@@ -68,8 +70,26 @@ describe('parseReportPayload', () => {
     expect('payload' in parsed && parsed.payload.title).toBe('');
   });
 
+  it('accepts the format 2 payload (the report data)', () => {
+    const data = {
+      format: 2,
+      run_id: 'r1',
+      title: 't <b>',
+      bokeh_version: '3.9.2',
+      encoding: ITEM_ENCODING,
+      data: 'H4sI'
+    };
+    expect(parseReportPayload(data)).toEqual({
+      payload: { ...data, kind: 'data', encoding: undefined }
+    });
+    expect(
+      'error' in parseReportPayload({ ...data, encoding: 'json+zstd' })
+    ).toBe(true);
+    expect('error' in parseReportPayload({ ...data, data: '' })).toBe(true);
+  });
+
   it('asks for an upgrade when the payload is newer', () => {
-    const parsed = parseReportPayload(payload({ format: 2 }));
+    const parsed = parseReportPayload(payload({ format: 3 }));
     expect('error' in parsed && parsed.error).toMatch(/newer jupyter-perf/);
     expect('error' in parsed && parsed.error).toMatch(/upgrade/);
   });

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from viewhelpers import show_tab
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",

@@ -77,6 +77,8 @@ export function renderReport(
     onDispose: cleanup => cleanups.push(cleanup)
   };
   const root = h('div', { class: 'jp-perf jp-perf-report' });
+  // a test hook: browser tests select through the report's bus, as tabs do
+  Object.defineProperty(root, 'jpBus', { value: bus, configurable: true });
   root.dataset.runId = data.run_id;
   root.append(header(data));
   if (data.problem) {

@@ -22,6 +22,9 @@ const BASE = `
 .jp-perf-tabbar button[aria-selected='true'] { background: #fff; font-weight: 600;
   position: relative; top: 1px; }
 .jp-perf-panel[hidden] { display: none; }
+.jp-perf .jp-perf-table-wrap {
+  overflow-x: auto;
+}
 .jp-perf table.jp-perf-table { border-collapse: collapse; font-size: 12px; }
 .jp-perf table.jp-perf-table th, .jp-perf table.jp-perf-table td { padding: 2px 8px;
   border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }

@@ -55,7 +55,10 @@ export function formatCell(format: ColumnFormat, value: any): string {
     case 'pct':
       return `${(100 * value).toFixed(1)}%`;
     case 'float':
-      return value.toLocaleString('en-US', { maximumFractionDigits: 2 });
+      return value.toLocaleString('en-US', {
+        minimumFractionDigits: 2,
+        maximumFractionDigits: 2
+      });
     default:
       return String(value);
   }

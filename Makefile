@@ -21,9 +21,9 @@ test: $(STAMP) browser lint
 	$(BIN)/python scripts/run_tests.py
 
 # Python: ruff (pyflakes, pycodestyle, isort, bugbear; configured in pyproject.toml).
-# The labextension's TypeScript: eslint + prettier + stylelint (the extension template's
-# setup); the report's browser JavaScript (jupyter_perf/render/js): eslint, no prettier (see
-# eslint.config.mjs). A finding fails `make test`, so CI (.ci/run) fails on it.
+# The labextension's TypeScript (the sidebar and the report's renderer, labextension/src/):
+# eslint + prettier + stylelint (the extension template's setup). A finding fails `make test`,
+# so CI (.ci/run) fails on it.
 # `$(BIN)/ruff check --fix .` and `jlpm lint` fix what they can.
 lint: $(STAMP) node_modules/.yarn-state.yml
 	$(BIN)/ruff check --no-cache .

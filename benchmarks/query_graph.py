@@ -5,10 +5,10 @@
 A synthetic run (``tests/render/render_runs.with_plan``: a plan of ``--ops`` nodes with
 WholeStageCodegen clusters and InputAdapters over 3,000 task attempts) is analysed; then
 
-* **build**: Python time of the Query tab alone — grandalf's layered layout, the figure, the
-  operator table (``tabs/query.query_tab``), median of ``--repeat``;
-* **render**: in headless Debian Chromium, from the click on the "Query" tab to the frame in
-  which BokehJS has finished drawing the plan figure (its view reports ``has_finished()``),
+* **build**: Python time of the Query tab's data — grandalf's layered layout and the operator
+  rows (``render/views/query.data``, with the shared ``ViewContext``), median of ``--repeat``;
+* **render**: in headless Debian Chromium, from the click on the "Query" tab to the frame
+  after the renderer marks the tab drawn (``tabs/query.ts`` awaits its BokehJS views),
   measured inside the page, median of ``--repeat`` fresh page loads; beside it the renderer
   main thread's CPU time over the same span (DevTools ``ThreadTime``, read just before the
   click and just after the plan is drawn).
@@ -40,23 +40,22 @@ from render_runs import synthetic, with_plan  # noqa: E402 -- tests/render, put 
 
 from jupyter_perf.analysis import analyze  # noqa: E402 -- this checkout, put on sys.path above
 from jupyter_perf.render import export  # noqa: E402 -- this checkout, put on sys.path above
-from jupyter_perf.render.tabs.query import query_tab  # noqa: E402 -- this checkout, as above
+from jupyter_perf.render.views import ViewContext  # noqa: E402 -- this checkout, as above
+from jupyter_perf.render.views import query as query_view  # noqa: E402 -- this checkout, as above
 
 CHROMIUM = "/usr/bin/chromium"
-READY = """() => { const d = window.Bokeh && Bokeh.documents[0];
-  const m = d && d.get_model_by_name('jp-timeline-status');
-  return !!m && m.text.includes('task attempts in view'); }"""
-# Armed before the click: the click's timestamp to the frame in which the plan is drawn.
+READY = """() => !!document.querySelector(".jp-perf-report[data-jp-ready='1']")"""
+# Armed before the click: the click's timestamp to the frame after the renderer marks the Query
+# panel drawn (its BokehJS views built: tabs/query.ts awaits them before it returns).
 ARM = """() => {
   window.__jpQuery = new Promise((resolve) => {
     document.addEventListener('click', (e) => {
       const t0 = e.timeStamp;
       const poll = () => {
-        const fig = Bokeh.documents[0].get_model_by_name('jp-plan');
-        let v = null;
-        for (const rv of Bokeh.index.roots) v = v || rv.owner.find_one(fig);
-        if (v && v.has_finished()) resolve(performance.now() - t0);
-        else requestAnimationFrame(poll);
+        const panel = document.querySelector(".jp-perf-panel[data-tab='query']");
+        if (panel && panel.dataset.jpDrawn === '1') {
+          requestAnimationFrame(() => resolve(performance.now() - t0));
+        } else requestAnimationFrame(poll);
       };
       requestAnimationFrame(poll);
     }, { capture: true, once: true });
@@ -69,7 +68,7 @@ def measure(n_ops: int, repeat: int) -> dict:
     build, cpu = [], []
     for _ in range(repeat):
         t, c = time.perf_counter(), time.process_time()
-        query_tab(a)
+        query_view.data(a, ViewContext.of(a))
         build.append((time.perf_counter() - t) * 1000)
         cpu.append((time.process_time() - c) * 1000)
     path = os.path.join(tempfile.mkdtemp(prefix="jp-query-"), "report.html")
@@ -86,7 +85,7 @@ def measure(n_ops: int, repeat: int) -> dict:
             cdp.send("Performance.enable")
             page.evaluate(ARM)
             busy0 = task_seconds(cdp)
-            page.get_by_text("Query", exact=True).first.click()
+            page.click(".jp-perf-tabbar button[data-tab='query']")
             render.append(page.evaluate("window.__jpQuery"))
             busy.append((task_seconds(cdp) - busy0) * 1000)
             page.close()

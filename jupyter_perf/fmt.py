@@ -1,10 +1,10 @@
 """Human formatting of ms, bytes and counts, the run title, and HTML escaping of user strings.
 
 This is the one Python format of the project: the report, the CLI and the kernel write with
-it. Its one JavaScript twin is ``labextension/src/format.ts``: the sidebar imports it, and the
-report's browser code runs it as ``js/format.js`` (built from it). Both write the same strings:
-``tests/render/fmt_vectors.json`` holds input → string pairs that the Python, the report's JS
-and the sidebar's jest tests all check; ``tests/render/text_vectors.json`` does the same for
+it. Its one JavaScript twin is ``labextension/src/format.ts``: the sidebar and the report's
+renderer (``labextension/src/report/``) import it. Both write the same strings:
+``tests/render/fmt_vectors.json`` holds input → string pairs that the Python and the jest
+tests both check; ``tests/render/text_vectors.json`` does the same for
 the run title (``row.ts`` ``runTitle``) and the counts.
 
 Rules: a value is rounded to the unit it is shown in *before* the unit is chosen, so a value

@@ -1,19 +1,19 @@
-"""The report as a notebook output: a compact payload for JupyterLab's renderer, and fallbacks.
+"""The report as a notebook output: the report's data for JupyterLab's renderer, and fallbacks.
 
 A measured cell's output is a MIME bundle (docs/report.md, "In the notebook"):
 
-* ``application/vnd.jupyter-perf.report+json`` — ``{"format": 1, "run_id", "title",
-  "bokeh_version", "item_encoding": "json+gzip+base64", "item"}``: ``item`` is
-  ``bokeh.embed.json_item`` of the whole report, as gzip + base64 of its compact JSON text.
-  The labextension's renderer draws it with BokehJS loaded once per page; nbconvert's HTML
-  export embeds it with BokehJS once per page (:mod:`.nbconvert`). The item is compressed
-  because a notebook file stores outputs as indented JSON: a nested Bokeh document takes
-  ~5× its compact size in the ``.ipynb`` and ~15× its gzip size.
+* ``application/vnd.jupyter-perf.report+json`` — format 2: ``{"format": 2, "run_id", "title",
+  "bokeh_version", "encoding": "json+gzip+base64", "data"}``, the report's data
+  (``views.report_data``) compressed; the labextension's one renderer draws it with BokehJS
+  loaded once per page, nbconvert's HTML export with the renderer bundle inlined once per page
+  (:mod:`.nbconvert`). Compressed because a notebook file stores outputs as indented JSON.
 * ``text/html`` — a small static summary (verdict, key numbers) for front ends without
   jupyter-perf, untrusted notebooks, and viewers such as GitHub;
 * ``text/plain`` — the one-line ``Run.describe()``.
 
-The standalone export (``report.report_html``) stays one offline file with BokehJS inlined.
+Notebooks saved with format 1 (a Bokeh document built by the kernel) are still read:
+``decode_item`` (nbconvert) and the labextension's renderer embed their Bokeh item as it is.
+The standalone export (``report.report_html``) is one offline page drawn by the same renderer.
 """
 from __future__ import annotations
 
@@ -22,27 +22,18 @@ import gzip
 import json
 from typing import Any
 
-import bokeh
-from bokeh.document import Document
-from bokeh.embed import json_item
-
 from .. import fmt
 from ..analysis import Analysis, analyze
 from ..analysis.components import BY_KEY
 from ..constants import ITEM_ENCODING
-from ..constants import REPORT_FORMAT as FORMAT
 from ..constants import REPORT_MIME_TYPE as MIME
 from ..model import Run
-from .report import fallback_document, report_document
-
-
-def encode_item(item: dict) -> str:
-    text = json.dumps(item, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
+from .views import fallback_data, mime_payload, report_data
 
 
 def decode_item(payload: dict) -> dict:
-    """The ``json_item`` of a payload (either encoding); ``ValueError`` when it has none."""
+    """The Bokeh ``json_item`` of a format 1 payload (either encoding); ``ValueError`` when it
+    has none."""
     item = payload.get("item")
     enc = payload.get("item_encoding")
     if enc is None and isinstance(item, dict):
@@ -56,27 +47,19 @@ def title_of(run: Run) -> str:
     return fmt.run_title(run)
 
 
-def payload(doc: Document, run: Run) -> dict[str, Any]:
-    """The MIME type's data for the report document ``doc`` (one root) of ``run``."""
-    (root,) = doc.roots
-    return {"format": FORMAT, "run_id": str(run.run_id), "title": title_of(run),
-            "bokeh_version": bokeh.__version__, "item_encoding": ITEM_ENCODING,
-            "item": encode_item(json_item(root))}
-
-
 def bundle(run: Run, analysis: Analysis | None = None) -> dict[str, Any]:
     """MIME bundle for ``display(..., raw=True)``. ``analysis`` None: analyse here; if the
-    analysis or the report fails, the basic report with the reason (a measured cell always
-    shows something)."""
+    analysis or the report's data fails, the fallback data with the reason (a measured cell
+    always shows something)."""
     try:
         a = analysis if analysis is not None else analyze(run)
-        doc = report_document(a)
+        data = report_data(a)
         static = static_html(run, a)
     except Exception as exc:  # broad on purpose: a measured cell always shows something
         reason = f"report failed: {type(exc).__name__}: {exc}"
-        doc = fallback_document(run, reason)
+        data = fallback_data(run, reason)
         static = static_html(run, None, reason)
-    return {MIME: payload(doc, run), "text/html": static, "text/plain": run.describe()}
+    return {MIME: mime_payload(data), "text/html": static, "text/plain": run.describe()}
 
 
 OPEN_HINT = ("Open this notebook in JupyterLab with jupyter-perf for the interactive report "

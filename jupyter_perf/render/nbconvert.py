@@ -29,12 +29,6 @@ from .. import fmt
 from ..constants import BOKEH_BUNDLES, REPORT_DATA_FORMAT, REPORT_FORMAT, REPORT_MIME_TYPE
 
 
-def bokehjs_scripts() -> str:
-    """``<script>`` tags with BokehJS inlined (the same files ``INLINE`` embeds)."""
-    from bokeh.resources import Resources
-    return Resources(mode="inline", components=list(BOKEH_BUNDLES)).render_js()
-
-
 def script_json(obj) -> str:
     """JSON that can sit inside ``<script type="application/json">``: ``<`` never appears raw,
     so a user string cannot close the element."""
@@ -71,8 +65,8 @@ class ReportPreprocessor(Preprocessor):
     def preprocess(self, nb, resources):
         if not str((resources or {}).get("output_extension") or "").endswith(".html"):
             return nb, resources
-        n = 0                                     # format 1 reports embedded so far
-        renderer_on_page = False
+        # (output data, payload, format 1 item or None, why not drawable)
+        found = []
         for cell in nb.cells:
             for out in cell.get("outputs", []):
                 data = out.get("data") or {}
@@ -80,27 +74,54 @@ class ReportPreprocessor(Preprocessor):
                     continue
                 p = data[REPORT_MIME_TYPE]
                 if isinstance(p, dict) and p.get("format") == REPORT_DATA_FORMAT:
-                    # the report's data: drawn by the one renderer, inlined once per page
-                    from .standalone import RendererMissing, page_scripts, report_element
-                    try:
-                        head = "" if renderer_on_page else page_scripts()
-                    except RendererMissing as exc:
-                        data["text/html"] = (f"{data.get('text/html', '')}<div class='jupyter-perf-note' "
-                                             f"style='color:#8a4b00;font-size:11px'>"
-                                             f"jupyter-perf: {fmt.esc(str(exc))}</div>")
-                        continue
-                    renderer_on_page = True
-                    data["text/html"] = head + report_element(p)
-                    continue
-                item, why = readable(p)
-                if item is None:
-                    data["text/html"] = (f"{data.get('text/html', '')}<div class='jupyter-perf-note' "
-                                         f"style='color:#8a4b00;font-size:11px'>{fmt.esc(why)}</div>")
-                    continue
-                head = bokehjs_scripts() if n == 0 else ""      # BokehJS once per page
+                    found.append((data, p, None, renderer_problem()))
+                else:
+                    item, why = readable(p)
+                    found.append((data, p, item, why))
+        data_reports = any(item is None and not why for _, _, item, why in found)
+        items = any(item is not None for _, _, item, _ in found)
+        head = page_head(data_reports, items)    # BokehJS (and the renderer) once per page
+        n = 0                                     # format 1 items embedded so far
+        for data, p, item, why in found:
+            if why:
+                data["text/html"] = (f"{data.get('text/html', '')}<div class='jupyter-perf-note' "
+                                     f"style='color:#8a4b00;font-size:11px'>{fmt.esc(why)}</div>")
+                continue
+            if item is None:                      # the report's data: the one renderer draws it
+                from .standalone import report_element
+                data["text/html"] = head + report_element(p)
+            else:
                 data["text/html"] = head + embed_html(item, f"jupyter-perf-report-{n}")
                 n += 1
+            head = ""
         return nb, resources
+
+
+def renderer_problem() -> str:
+    """'' when the renderer bundle is there, else the one line saying why it is not."""
+    from .standalone import RendererMissing, renderer_js
+    try:
+        renderer_js()
+    except RendererMissing as exc:
+        return f"jupyter-perf: {exc}; showing its summary."
+    return ""
+
+
+def page_head(data_reports: bool, items: bool) -> str:
+    """BokehJS with the bundles the page's reports need (the renderer's core + API, a format 1
+    item's widgets and tables), each once, then the renderer bundle if a report needs it."""
+    from bokeh.resources import Resources
+    bundles = list(BOKEH_BUNDLES) if items else []
+    if data_reports:
+        from ..constants import RENDERER_BOKEH_BUNDLES
+        bundles += [b for b in RENDERER_BOKEH_BUNDLES if b not in bundles]
+    if not bundles:
+        return ""
+    head = Resources(mode="inline", components=bundles).render_js()
+    if data_reports:
+        from .standalone import renderer_script
+        head += renderer_script()
+    return head
 
 
 def readable(p) -> tuple[dict | None, str]:

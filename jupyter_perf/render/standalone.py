@@ -40,9 +40,15 @@ def bokehjs_scripts() -> str:
     return Resources(mode="inline", components=list(RENDERER_BOKEH_BUNDLES)).render_js()
 
 
+def renderer_script() -> str:
+    """The renderer bundle as one ``<script>`` (after BokehJS: it draws every report of the
+    page, those after it as well, once the page has loaded)."""
+    return f"<script>{_renderer_inline()}</script>"
+
+
 def page_scripts() -> str:
     """What a page needs once, before its first report: BokehJS, then the renderer."""
-    return bokehjs_scripts() + f"<script>{_renderer_inline()}</script>"
+    return bokehjs_scripts() + renderer_script()
 
 
 def script_json(obj) -> str:

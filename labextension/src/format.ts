@@ -4,9 +4,8 @@
  * bytes, changes and counts are `jupyter_perf/fmt.py`'s, to the character (the
  * shared vectors in tests/render/ pin them together).
  *
- * The sidebar imports this module; the report's browser code (render/js/
- * report.js, main.js) runs it as `render/js/format.js`, which `jlpm build`
- * writes from this file (labextension/format-js.js): edit this file, never that.
+ * The sidebar and the report's renderer (labextension/src/report/, also
+ * bundled for standalone pages) import this module.
  */
 
 /** What `jupyter_perf/fmt.py` writes for an unknown value. */

@@ -1,13 +1,20 @@
-"""inline: the notebook output is the compact payload for the renderer plus small fallbacks."""
+"""inline: the notebook output is the report's data (format 2) for the renderer, plus small
+fallbacks; notebooks saved with format 1 are still read."""
+import base64
+import gzip
 import json
 
 import bokeh
 import nbformat
+import numpy as np
 import pytest
 from render_runs import HOSTILE, hostile_copy, synthetic, with_speculative
 
 from jupyter_perf.analysis import analyze
-from jupyter_perf.render import inline, report
+from jupyter_perf.render import inline
+from jupyter_perf.render.views import decode_data
+
+TABS = {"summary", "query", "timeline", "stages", "stragglers", "whatif", "memory"}
 
 
 @pytest.fixture(scope="module")
@@ -15,22 +22,26 @@ def hostile_run():
     return hostile_copy(with_speculative(synthetic(300, 4, per_stage=50)))
 
 
-def test_bundle_carries_the_report_as_the_contract_says(hostile_run):
-    for b in (inline.bundle(hostile_run), inline.bundle(hostile_run, analyze(hostile_run))):
+def test_bundle_carries_the_report_data_as_the_contract_says(hostile_run):
+    a = analyze(hostile_run)
+    for b in (inline.bundle(hostile_run), inline.bundle(hostile_run, a)):
         assert set(b) == {inline.MIME, "text/html", "text/plain"}
         p = b[inline.MIME]
-        assert p["format"] == 1 and p["run_id"] == hostile_run.run_id
+        assert set(p) == {"format", "run_id", "title", "bokeh_version", "encoding", "data"}
+        assert p["format"] == 2 and p["run_id"] == hostile_run.run_id
         assert p["title"] == inline.title_of(hostile_run) and HOSTILE in p["title"]
         assert p["bokeh_version"] == bokeh.__version__
-        assert p["item_encoding"] == "json+gzip+base64" and isinstance(p["item"], str)
-        item = inline.decode_item(p)
-        assert set(item) == {"target_id", "root_id", "doc", "version"}
-        assert item["version"] == bokeh.__version__
-        doc = json.dumps(item["doc"])
-        # the whole report: every tab, and the document-ready callback that starts report.js
-        for name in report.TAB_NAMES:
-            assert f'"title": "{name}"' in doc
-        assert '"document_ready"' in doc and "J.init(P" in doc
+        assert p["encoding"] == "json+gzip+base64" and isinstance(p["data"], str)
+        data = decode_data(p["data"])
+        assert data["format"] == 2 and data["run_id"] == hostile_run.run_id
+        assert set(data["tabs"]) == TABS and "problem" not in data
+        assert data["header"]["title"] == p["title"]
+        # the per-task arrays travel exactly: the replay's durations in dispatch order
+        order = a.timeline.order
+        dur = a.timeline.duration[order]
+        spec = data["tasks_meta"]["cols"]["dur"]
+        assert spec["k"] == "dense"
+        assert np.array_equal(data["tasks"][spec["a"]].astype("float64"), dur)
         assert b["text/plain"] == hostile_run.describe()
         json.dumps(b)                            # a kernel can send it as it is
 
@@ -45,22 +56,23 @@ def test_static_fallback_is_small_escaped_and_says_where_the_report_is(hostile_r
     assert "<script" not in html and len(html) < 4000
 
 
-def test_bundle_falls_back_when_the_report_fails(monkeypatch, hostile_run):
+def test_bundle_falls_back_when_the_report_data_fails(monkeypatch, hostile_run):
     def broken(a):
-        raise ValueError("bokeh exploded")
-    monkeypatch.setattr(inline, "report_document", broken)
+        raise ValueError("a view exploded")
+    monkeypatch.setattr(inline, "report_data", broken)
     b = inline.bundle(hostile_run)
-    assert "report failed: ValueError: bokeh exploded" in b["text/html"]
-    doc = json.dumps(inline.decode_item(b[inline.MIME])["doc"])
-    assert "report failed: ValueError: bokeh exploded" in doc      # the basic report, drawn
-    assert "Stragglers" not in doc
+    assert "report failed: ValueError: a view exploded" in b["text/html"]
+    data = decode_data(b[inline.MIME]["data"])
+    assert data["problem"] == "report failed: ValueError: a view exploded"
+    assert set(data["tabs"]) == {"summary"}                 # the basic report, from the Run alone
+    assert data["header"]["run_id"] == hostile_run.run_id
 
 
-def test_decode_item_reads_both_encodings_and_refuses_others():
+def test_decode_item_still_reads_format_1_payloads():
     item = {"target_id": None, "root_id": "p1", "doc": {"roots": []}, "version": "x"}
     assert inline.decode_item({"item": item}) == item
-    assert inline.decode_item({"item": inline.encode_item(item),
-                               "item_encoding": inline.ITEM_ENCODING}) == item
+    encoded = base64.b64encode(gzip.compress(json.dumps(item).encode())).decode()
+    assert inline.decode_item({"item": encoded, "item_encoding": inline.ITEM_ENCODING}) == item
     for bad in ({"item": "abc"}, {"item": item, "item_encoding": "zstd"}, {}):
         with pytest.raises(ValueError):
             inline.decode_item(bad)
@@ -79,4 +91,4 @@ def test_a_hundred_task_cell_adds_at_most_150_kb_to_the_notebook(tmp_path):
     nbformat.write(nb, path)
     assert path.stat().st_size - empty <= 150_000
     back = nbformat.read(path, as_version=4).cells[0].outputs[0]["data"][inline.MIME]
-    assert inline.decode_item(back)["root_id"]                       # survives the round trip
+    assert decode_data(back["data"])["run_id"] == run.run_id          # survives the round trip

@@ -1,19 +1,24 @@
-"""nbconvert: an HTML export embeds each report with BokehJS once per page; other exports and
-payloads it cannot draw keep the static summary. (The page itself, offline in Chromium:
-test_report_browser.py.)"""
+"""nbconvert: an HTML export draws each report with the one renderer, BokehJS and the renderer
+inlined once per page; a notebook saved with format 1 still gets its Bokeh item embedded;
+other exports and payloads it cannot draw keep the static summary. (The page offline in
+Chromium: test_renderer.py.)"""
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
 from nbconvert import HTMLExporter, MarkdownExporter
 from render_runs import synthetic
 
-from jupyter_perf.render import inline
+from jupyter_perf.constants import REPORT_MIME_TYPE
+from jupyter_perf.render import inline, standalone
 from jupyter_perf.render.nbconvert import ReportPreprocessor
 
 EVIL = "</script><script>window.__xss=1</script>"
+FORMAT1 = Path(__file__).parent / "data" / "format1.ipynb"     # saved by jupyter-perf 0.1 (Bokeh item)
+PAYLOAD = re.compile(rf'<script type="{re.escape(REPORT_MIME_TYPE)}">(.*?)</script>', re.S)
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +29,15 @@ def notebook():
     nb.cells = [nbformat.v4.new_code_cell("%%perfmeasure\n...") for _ in runs]
     for cell, run in zip(nb.cells, runs):
         cell.outputs = [nbformat.v4.new_output("display_data", data=inline.bundle(run))]
+    return nb
+
+
+@pytest.fixture(scope="module")
+def mixed(notebook):
+    """The two reports above after a cell saved with the format 1 payload."""
+    old = nbformat.read(FORMAT1, as_version=4)
+    nb = nbformat.from_dict(notebook)
+    nb.cells = old.cells + nb.cells
     return nb
 
 
@@ -39,34 +53,43 @@ def html_of(nb, exporter=HTMLExporter):
     return body
 
 
-def test_html_export_embeds_every_report_and_bokehjs_once(notebook):
+def test_html_export_draws_every_report_with_bokehjs_and_the_renderer_once(notebook):
     body = html_of(notebook)
     assert body.count(core_bundle_banner()) == 1
-    assert len(re.findall(r'<div class="jupyter-perf-report" id="jupyter-perf-report-\d"', body)) == 2
-    assert body.count("Bokeh.embed.embed_item(item, el)") == 2
-    # BokehJS comes before the first report's call
-    assert body.index(core_bundle_banner()) < body.index("Bokeh.embed.embed_item")
+    assert body.count("window.JupyterPerfReport") == 1          # the renderer bundle, once
+    assert len(PAYLOAD.findall(body)) == 2
+    assert body.index(core_bundle_banner()) < body.index(standalone.renderer_js()[:200])
     assert "Open this notebook in JupyterLab" not in body          # the summaries were replaced
+    assert "embed_item(item, el)" not in body
 
 
-def test_user_strings_cannot_close_the_item_script(notebook):
+def test_a_notebook_saved_with_format_1_still_embeds_its_bokeh_item(mixed):
+    body = html_of(mixed)
+    assert body.count(core_bundle_banner()) == 1                   # one BokehJS for both kinds
+    assert body.count("Bokeh.embed.embed_item(item, el)") == 1
+    assert len(PAYLOAD.findall(body)) == 2
+    assert body.count("window.JupyterPerfReport") == 1
+
+
+def test_user_strings_cannot_close_the_payload_script(notebook):
     body = html_of(notebook)
-    items = re.findall(r'<script[^>]* type="application/json"[^>]*>(.*?)</script>', body, re.S)
-    assert len(items) == 2
-    assert all("<" not in text for text in items)
-    assert "window.__xss=1" in items[1]                       # it is there, as JSON text
+    payloads = PAYLOAD.findall(body)
+    assert len(payloads) == 2
+    assert all("<" not in text for text in payloads)
+    assert "window.__xss=1" in payloads[1]                    # it is there, as JSON text
 
 
-def test_other_formats_and_unusable_payloads_keep_the_summary(notebook):
-    md = html_of(notebook, MarkdownExporter)
-    assert "embed_item" not in md
-    nb = nbformat.from_dict(notebook)
+def test_other_formats_and_unusable_payloads_keep_the_summary(mixed):
+    md = html_of(mixed, MarkdownExporter)
+    assert "embed_item" not in md and "JupyterPerfReport" not in md
+    nb = nbformat.from_dict(mixed)
     nb.cells[0].outputs[0]["data"][inline.MIME]["bokeh_version"] = "0.0.1"
-    nb.cells[1].outputs[0]["data"][inline.MIME]["item"] = "not base64 gzip"
+    nb.cells[1].outputs[0]["data"][inline.MIME]["format"] = 99
     body = html_of(nb)
-    assert "embed_item" not in body
+    assert "embed_item(item, el)" not in body
     assert body.count("Open this notebook in JupyterLab") == 2
-    assert "made with Bokeh 0.0.1" in body and "cannot be read" in body
+    assert "made with Bokeh 0.0.1" in body and "format is unknown" in body
+    assert len(PAYLOAD.findall(body)) == 1
 
 
 def test_plain_nbconvert_finds_the_preprocessor(notebook, tmp_path):
@@ -80,4 +103,4 @@ def test_plain_nbconvert_finds_the_preprocessor(notebook, tmp_path):
                              capture_output=True, text=True, timeout=300)
         assert res.returncode == 0, res.stderr
         body = (tmp_path / f"out{len(extra)}.html").read_text(encoding="utf-8")
-        assert body.count("Bokeh.embed.embed_item(item, el)") == want
+        assert len(PAYLOAD.findall(body)) == want

@@ -1,4 +1,5 @@
-"""report: the standalone document — six tabs, offline, escaped, exported atomically."""
+"""report: the standalone page — the report's data and the one renderer, offline, escaped,
+exported atomically."""
 import os
 import re
 
@@ -7,7 +8,9 @@ from render_runs import HOSTILE, hostile_copy, synthetic, with_speculative
 
 from jupyter_perf import render
 from jupyter_perf.analysis import analyze
-from jupyter_perf.render import report
+from jupyter_perf.constants import REPORT_MIME_TYPE
+from jupyter_perf.render import report, standalone
+from jupyter_perf.render.views import decode_data
 
 
 @pytest.fixture(scope="module")
@@ -15,37 +18,38 @@ def hostile_run():
     return hostile_copy(with_speculative(synthetic(1200, 8, per_stage=200)))
 
 
+def payload_of(html: str) -> dict:
+    import json
+    (text,) = re.findall(rf'<script type="{re.escape(REPORT_MIME_TYPE)}">(.*?)</script>', html, re.S)
+    return json.loads(text)
+
+
 def test_report_html_of_analysis_and_of_run_are_the_same_report(hostile_run):
     a = analyze(hostile_run)
-    html_a = render.report_html(a)
-    html_r = render.report_html(hostile_run)
-    for html in (html_a, html_r):
-        for name in report.TAB_NAMES:
-            assert f'"title":"{name}"' in html
-    # bokeh's element ids differ between two documents; the size is the same report
-    assert abs(len(html_a) - len(html_r)) < 2000
+    pages = [render.report_html(a), render.report_html(hostile_run)]
+    datas = [decode_data(payload_of(html)["data"]) for html in pages]
+    for d in datas:
+        assert d["run_id"] == hostile_run.run_id and len(d["tabs"]) == 7
+    assert datas[0]["tabs"] == datas[1]["tabs"]
+    for html in pages:                      # BokehJS (core + API) and the renderer, inlined once
+        assert html.count("window.JupyterPerfReport") == 1
+        assert standalone.renderer_js()[:200] in html
 
 
 def test_no_network_references(hostile_run):
     html = render.report_html(hostile_run)
-    assert not re.search(r"""<(script|link|img)[^>]+(src|href)=["']?https?:""", html)
-    # BokehJS itself mentions a MathJax CDN, used only for math text: every Div disables it
-    from bokeh.models import Div
-    doc = report.report_document(analyze(hostile_run))
-    divs = list(doc.select({"type": Div}))
-    assert len(divs) > 10 and all(d.disable_math for d in divs)
+    assert not re.search(r"""<(script|link|img|iframe)[^>]+(src|href)=["']?(https?:)?//""", html)
 
 
-def test_user_strings_are_escaped_in_every_div(hostile_run):
+def test_user_strings_cannot_close_the_payload_script(hostile_run):
     html = render.report_html(hostile_run)
-    # Div markup is ours; the hostile string appears only escaped inside it. Raw copies
-    # remain only as JSON string values of data sources / table cells (rendered as text —
-    # the browser test proves it).
-    assert "&lt;img src=x onerror=window.__xss=1&gt;" in html
-    divs = re.findall(r'"name":"Div".*?"text":"(.*?)(?<!\\)"', html)
-    assert divs
-    for text in divs:
-        assert "<img src=x" not in text.replace("\\u003c", "<")
+    body = html[html.index("<body"):]
+    # the renderer bundle and the payload are the only scripts in the body; the payload's JSON
+    # never holds a raw "<", so a user string cannot end its element or start markup
+    payload_text = re.findall(rf'<script type="{re.escape(REPORT_MIME_TYPE)}">(.*?)</script>', body, re.S)
+    assert len(payload_text) == 1 and "<" not in payload_text[0]
+    assert HOSTILE in payload_of(html)["title"]            # it is there, as JSON text
+    assert "<img src=x" not in body.replace(standalone.renderer_js(), "")
 
 
 def test_export_is_atomic_and_readable(tmp_path, hostile_run):
@@ -66,12 +70,15 @@ def test_export_failure_leaves_nothing(tmp_path, monkeypatch, hostile_run):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_run_whose_analysis_fails_gets_the_basic_report(monkeypatch, hostile_run):
+def test_run_whose_analysis_fails_gets_the_fallback_report(monkeypatch, hostile_run):
+    import jupyter_perf.analysis as analysis
+
     def broken(run, **kw):
         raise RuntimeError("analysis bug")
-    monkeypatch.setattr(report, "analyze", broken)
-    html = render.report_html(hostile_run)
-    assert "analysis failed: RuntimeError: analysis bug" in html
+    monkeypatch.setattr(analysis, "analyze", broken)
+    data = decode_data(payload_of(render.report_html(hostile_run))["data"])
+    assert data["problem"] == "analysis failed: RuntimeError: analysis bug"
+    assert set(data["tabs"]) == {"summary"}
     with pytest.raises(TypeError):
         render.report_html("not a run")
 
@@ -79,5 +86,13 @@ def test_run_whose_analysis_fails_gets_the_basic_report(monkeypatch, hostile_run
 def test_empty_run_renders():
     from jupyter_perf.model import Run
     html = render.report_html(Run(status="no-jobs"))
-    assert "What-if" in html
-    assert HOSTILE not in html
+    data = decode_data(payload_of(html)["data"])
+    assert "whatif" in data["tabs"] and data["header"]["status"] == "no-jobs"
+
+
+def test_a_missing_renderer_is_one_line_with_the_fix(monkeypatch, hostile_run):
+    def missing():
+        raise standalone.RendererMissing("the report renderer is not built: run `jlpm build`")
+    monkeypatch.setattr(standalone, "renderer_js", missing)
+    with pytest.raises(standalone.RendererMissing, match="jlpm build"):
+        render.report_html(hostile_run)

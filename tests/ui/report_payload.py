@@ -1,13 +1,17 @@
 """The report's notebook output for the renderer's browser tests that need no Spark: what a
-measured cell displays (``jupyter_perf.render.inline.bundle``: the payload with its gzip +
-base64 item, the static text/html summary, text/plain) for a synthetic two-stage run shaped
-as Spark's REST API describes it (tests/server/runs_factory.py).
+measured cell displays (``jupyter_perf.render.inline.bundle``: the report's data, format 2,
+the static text/html summary, text/plain) for a synthetic two-stage run shaped as Spark's REST
+API describes it (tests/server/runs_factory.py); and ``legacy_bundle()``, the output a cell
+saved with format 1 (a kernel-built Bokeh item) carries (tests/render/data/format1.ipynb).
 
 ``bokeh_version`` and ``fmt`` make payloads the renderer must refuse.
 Used by the kernel of tests/ui/test_report_renderer.py (``display(bundle(), raw=True)``)
 and by the test itself (to write a notebook file with that output).
 """
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 from runs_factory import make_run
 
@@ -25,3 +29,12 @@ def bundle(label: str = "synthetic", bokeh_version: str | None = None,
     if fmt is not None:
         out[MIME]["format"] = fmt
     return out
+
+
+FORMAT1 = Path(__file__).resolve().parents[1] / "render" / "data" / "format1.ipynb"
+
+
+def legacy_bundle() -> dict:
+    """The MIME bundle of the one report in tests/render/data/format1.ipynb (format 1)."""
+    nb = json.loads(FORMAT1.read_text(encoding="utf-8"))
+    return nb["cells"][0]["outputs"][0]["data"]

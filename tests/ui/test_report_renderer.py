@@ -1,9 +1,10 @@
 """The report's MIME renderer (labextension/src/mime.ts) in a real JupyterLab and Chromium.
 
-The outputs are real report documents of a synthetic run (tests/ui/report_payload.py) under
+The outputs are the report data of a synthetic run (tests/ui/report_payload.py) under
 ``application/vnd.jupyter-perf.report+json``, displayed by a real kernel: no Spark, so the
-module checks the renderer alone: drawn from the MIME output with BokehJS fetched once from
-the server extension, as tall as its content, Bokeh views removed when the output goes,
+module checks the renderer alone: drawn from the MIME output by the one renderer with BokehJS
+(core + API) fetched once from the server extension, as tall as its content, Bokeh views
+removed when the output goes, a format 1 output (a saved notebook's Bokeh item) still drawn,
 untrusted notebooks showing the static fallback, and one clear line for payloads it cannot
 draw. (test_notebook_report.py checks the same on real %%perfmeasure cells.)
 """
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.timeout(600)
 
 HERE = Path(__file__).resolve().parent
 SETUP = (f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'server')!r}]\n"
-         "from report_payload import bundle\nfrom IPython.display import display")
+         "from report_payload import bundle, legacy_bundle\nfrom IPython.display import display")
 VERSION = bokeh.__version__
 #: Bokeh's live documents and root views of this version on the page.
 BOKEH_STATE_JS = f"""() => {{
@@ -59,6 +60,7 @@ def lab(tmp_path_factory):
         SETUP,
         "display(bundle('first report'), raw=True)",
         "display(bundle('second report'), raw=True)",
+        "display(legacy_bundle(), raw=True)",
     ])))
     yield from start_lab(base, [nb])
 
@@ -87,57 +89,71 @@ def _reports(page):
 
 
 def _drawn(report) -> None:
-    """Wait until BokehJS drew the report: its tabs are in the (shadow) DOM."""
-    report.get_by_text("What-if", exact=True).first.wait_for(state="visible", timeout=120_000)
+    """Wait until the renderer drew the report (its first tab drawn)."""
+    report.locator(".jp-perf-report[data-jp-ready='1']").wait_for(state="attached", timeout=120_000)
 
 
 def test_renders_from_the_mime_output_sized_to_its_content(page):
     _run_all(page)
     reports = _reports(page)
-    reports.nth(1).wait_for(timeout=120_000)
-    assert reports.count() == 2
+    reports.nth(2).wait_for(timeout=120_000)
+    assert reports.count() == 3
     first = reports.nth(0)
     _drawn(first)
     _drawn(reports.nth(1))
     assert first.get_attribute("data-run-id")
     assert first.get_attribute("aria-label") == "jupyter-perf report: first report"
-    # Bokeh draws into shadow roots: locators find its text there
     assert first.get_by_text("first report").first.is_visible()
-    for tab in ("Summary", "Timeline", "Stages", "Stragglers", "What-if", "Memory"):
-        assert first.get_by_text(tab, exact=True).first.is_visible()
+    for tab in ("Summary", "Query", "Timeline", "Stages", "Stragglers", "What-if", "Memory"):
+        assert first.locator(".jp-perf-tabbar").get_by_text(tab, exact=True).is_visible()
     # drawn in the output itself: no iframe, and the output is as tall as the report
     # the renderer's node is the output element itself
     assert first.evaluate("el => el.classList.contains('jp-OutputArea-output')")
     assert first.locator("iframe").count() == 0
     assert_sized_to_content(first)
-    # clicking a tab draws it in place (the document_ready callback ran: report.js is live)
-    first.get_by_text("Stages", exact=True).first.click()
-    first.get_by_text("stage", exact=False).first.wait_for(state="visible")
+    # clicking a tab draws it in place, and the output follows the shown tab's height
+    first.locator(".jp-perf-tabbar button[data-tab='stages']").click()
+    first.locator("table[data-view='stages']").wait_for(state="visible", timeout=60_000)
+    assert_sized_to_content(first)
+
+
+def test_a_saved_format_1_output_is_still_drawn(page):
+    """A notebook saved before the report was drawn from data carries a Bokeh item (format 1):
+    the renderer embeds it as it is, with BokehJS's widgets and tables."""
+    legacy = _reports(page).nth(2)
+    legacy.get_by_text("What-if", exact=True).first.wait_for(state="visible", timeout=120_000)
+    assert legacy.locator(".jp-perf-report-output-problem").count() == 0
+    assert legacy.get_attribute("data-run-id") == "20261126-134411-39eed1"
+    assert_sized_to_content(legacy)
 
 
 def test_bokehjs_loads_once_per_page_from_the_server_extension(page):
     _drawn(_reports(page).nth(1))
     urls = page.bokeh_requests
     bundles = sorted(u.rsplit("/", 1)[1] for u in urls)
-    assert bundles == ["bokeh-tables.min.js", "bokeh-widgets.min.js", "bokeh.min.js"]
+    # the core once; the renderer's API, and the format 1 output's widgets and tables
+    assert bundles == ["bokeh-api.min.js", "bokeh-tables.min.js", "bokeh-widgets.min.js",
+                       "bokeh.min.js"]
     assert all(f"/jupyter-perf/static/bokeh/{VERSION}/" in u for u in urls)
-    assert page.locator("script[data-jupyter-perf]").count() == 3
+    assert page.locator("script[data-jupyter-perf]").count() == 4
 
 
 def test_views_are_removed_when_outputs_go(page):
     _drawn(_reports(page).nth(1))
-    assert page.evaluate(BOKEH_STATE_JS)["documents"] == 2
-    # running the cells again replaces both outputs: still two documents, not four
+    before = page.evaluate(BOKEH_STATE_JS)["documents"]
+    assert before >= 3                    # each report's drawn charts, and the format 1 item
+    # running the cells again replaces the outputs: as many documents as before, not twice
     _run_all(page)
     _drawn(_reports(page).nth(1))
+    _reports(page).nth(2).get_by_text("What-if", exact=True).first.wait_for(state="visible")
     state = page.evaluate(BOKEH_STATE_JS)
-    assert state["documents"] == 2, state
+    assert state["documents"] == before, state
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
     page.wait_for_function(f"() => ({BOKEH_STATE_JS})().documents === 0", timeout=30_000)
     assert page.evaluate(BOKEH_STATE_JS) == {"documents": 0, "roots": 0}
     assert _reports(page).count() == 0
     # and no request for BokehJS again
-    assert len(page.bokeh_requests) == 3
+    assert len(page.bokeh_requests) == 4
 
 
 def _open(page, lab, name: str, nb: dict) -> None:
@@ -164,7 +180,7 @@ def test_untrusted_notebook_shows_the_static_fallback(page, lab):
 
 @pytest.mark.parametrize("args, expected", [
     ("bokeh_version='2.4.3'", ["2.4.3", VERSION]),          # the server has another Bokeh
-    ("fmt=2", ["newer jupyter-perf", "upgrade"]),
+    ("fmt=3", ["newer jupyter-perf", "upgrade"]),
 ])
 def test_a_payload_it_cannot_draw_says_why_in_one_line(page, lab, args, expected):
     name = f"bad-{abs(hash(args))}.ipynb"

@@ -166,9 +166,8 @@ def test_sidebar_end_to_end(lab, page):
     assert frame_el.get_attribute("src") is None  # srcdoc: no URL to open without the token
     frame = frame_el.element_handle().content_frame()
     frame.wait_for_load_state()
-    # Bokeh draws inside shadow roots (innerText stays empty): wait for its document
-    frame.wait_for_function("""() => document.readyState === 'complete' && (window.Bokeh
-        ? Bokeh.documents.length > 0 : document.body.innerText.length > 50)""",
+    # the renderer drew the report in the sandboxed frame
+    frame.wait_for_function("""() => !!document.querySelector(".jp-perf-report[data-jp-ready='1']")""",
                             timeout=120_000)
     assert run_id in frame_el.get_attribute("srcdoc")
     assert frame.evaluate("""() => {

@@ -109,20 +109,6 @@ describe('formatChange, formatCount and escapeHtml', () => {
   });
 });
 
-describe('the report runs this module', () => {
-  it('as render/js/format.js, built from this very source', () => {
-    // the report's browser code formats with format.js: `jlpm build` writes it
-    // from format.ts; this fails (with the fix in the message) when it is stale
-    expect(() =>
-      execFileSync(
-        process.execPath,
-        [`${__dirname}/../../format-js.js`, '--check'],
-        { stdio: 'pipe' }
-      )
-    ).not.toThrow();
-  });
-});
-
 describe('pyFixed and pyRound', () => {
   it('round exact ties to even, as Python does', () => {
     expect(pyFixed(1.125, 2)).toBe('1.12'); // toFixed says 1.13

@@ -30,6 +30,13 @@ const BASE = `
   border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
 .jp-perf table.jp-perf-table td.jp-perf-num, .jp-perf table.jp-perf-table th.jp-perf-num {
   text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.jp-perf table.jp-perf-table th:first-child,
+.jp-perf table.jp-perf-table td:first-child {
+  position: sticky;
+  left: 0;
+  background: #fff;
+  z-index: 1;
+}
 .jp-perf table.jp-perf-table tr.jp-perf-selected td { background: #fff3b0; }
 .jp-perf table.jp-perf-kv td { padding: 1px 10px 1px 0; vertical-align: top; }
 `;

@@ -230,6 +230,10 @@ export const stragglersTab: ITab = {
       }
     };
     ctx.onDispose(ctx.bus.subscribe(onSelect));
+    // a selection made before this tab was first shown (tabs are drawn lazily)
+    if (ctx.bus.current().kind !== 'none') {
+      onSelect(ctx.bus.current(), '');
+    }
     Object.defineProperty(el, 'jpBus', {
       value: ctx.bus,
       configurable: true

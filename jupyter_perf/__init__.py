@@ -41,6 +41,17 @@ def last_run() -> Run | None:
     return _last_run()
 
 
+def always_on(enabled: bool = True) -> None:
+    """Measure every cell that runs Spark jobs (``%perfmeasure on``), or stop (``False``)."""
+    from IPython import get_ipython
+
+    from .kernel.always_on import always_on_for
+    shell = get_ipython()
+    if shell is None:
+        raise RuntimeError("always_on() needs an IPython kernel (a notebook)")
+    always_on_for(shell).enable(enabled)
+
+
 def analyze(run, **options):
     """Why the run took the time it took: breakdown, replay, what-if, stragglers, verdict."""
     from .analysis import analyze as _analyze
@@ -87,5 +98,5 @@ def load_ipython_extension(ipython) -> None:
     _load(ipython)
 
 
-__all__ = ["Run", "__version__", "analyze", "compare", "compare_html", "last_run", "load_eventlog",
-           "load_ipython_extension", "load_rest", "measure", "report_html", "spark_session"]
+__all__ = ["Run", "__version__", "always_on", "analyze", "compare", "compare_html", "last_run",
+           "load_eventlog", "load_ipython_extension", "load_rest", "measure", "report_html", "spark_session"]

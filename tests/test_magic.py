@@ -1,7 +1,6 @@
 """%%perfmeasure in a real IPython shell on real Spark (local[2])."""
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
@@ -112,9 +111,11 @@ def test_report_is_displayed_inline_as_the_compact_payload(shell):
     assert set(data) == {inline.MIME, "text/html", "text/plain"}
     assert data[inline.MIME]["title"] == "<b>x</b>"
     assert "<script" not in data["text/html"] and "&lt;b&gt;x&lt;/b&gt;" in data["text/html"]
-    doc = json.dumps(inline.decode_item(data[inline.MIME])["doc"])
-    # in the document's JSON the Div text holds the label escaped once: &lt;b&gt; is text, not a tag
-    assert "&lt;b&gt;x&lt;/b&gt;" in doc and "<b>x</b>" not in doc
+    # the report's data: the label as plain text (the renderer writes it as text, never markup)
+    from jupyter_perf.render.views import decode_data
+    report = decode_data(data[inline.MIME]["data"])
+    assert data[inline.MIME]["format"] == 2 and report["header"]["title"] == "<b>x</b>"
+    assert len(report["tabs"]) == 7 and report["run_id"] == data[inline.MIME]["run_id"]
 
 
 def test_two_queries_in_one_cell_are_both_attributed(shell, spark_local):

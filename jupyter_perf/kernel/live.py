@@ -121,6 +121,7 @@ class LiveDisplay:
         self._lock = threading.Lock()
         self._handle = None
         self._shown = False
+        self._frozen = False     # "collecting…" shown: the poller's last views are ignored
 
     def _bundle(self, snap: ProgressSnapshot) -> dict[str, str]:
         text = text_of(snap)
@@ -129,6 +130,8 @@ class LiveDisplay:
 
     def update(self, snap: ProgressSnapshot) -> None:
         with self._lock:
+            if self._frozen:
+                return
             if not self._shown:
                 if not snap.jobs_started or snap.finished:
                     return
@@ -145,6 +148,20 @@ class LiveDisplay:
         if self.last is None:
             return {}
         return {s.stage_id: (s.completed, s.num_tasks) for s in shown_stages(self.last)}
+
+    def collecting(self, bundle: dict[str, str]) -> None:
+        """The cell ended and its run is being collected after it: ``bundle`` (one line) in
+        place of the progress display, or as a new output with a display id; the progress
+        display stops updating. Called on the kernel's main thread while the cell still runs,
+        so a new output lands under the cell."""
+        with self._lock:
+            self._frozen = True
+            if self._handle is None:
+                self._handle = DisplayHandle()
+                self._handle.display(bundle, raw=True)
+            else:
+                self._handle.update(bundle, raw=True)
+            self._shown = True
 
     def replace(self, bundle: dict[str, str] | None, message: str = "") -> None:
         """Put the report (or a one-line message) where the progress display was."""

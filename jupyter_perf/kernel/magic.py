@@ -18,11 +18,13 @@ from IPython.display import display
 from .. import fmt
 from ..atomic import utf8_safe
 from ..errors import JupyterPerfError, one_line
-from ..render import inline
 from ..service.saving import analysis_or_none, save
 from ..store import StoreError, default_store, valid_run_id
+from .always_on import always_on_for, env_says_on
+from .finishing import Options, can_defer, defer, defer_finishing, finish_window, report_bundle
+from .handoff import disarm_current, handover, wait_pending
 from .live import LiveDisplay, mode_for
-from .measuring import remember, run_error
+from .measuring import current_cell_id, interrupt_in, remember, run_error  # noqa: F401 (names)
 
 HELP = """%%perfmeasure [-o NAME] [--label TEXT] [--no-report] [--ui URL]
     Run the cell as usual and show why it took the time it took.
@@ -30,6 +32,8 @@ HELP = """%%perfmeasure [-o NAME] [--label TEXT] [--no-report] [--ui URL]
     --label TEXT   a label for the run list
     --no-report    store the run but show only a one-line summary
     --ui URL       Spark Connect: the server's Spark UI (its REST API), e.g. http://host:4040
+%perfmeasure on | off         measure every cell that runs Spark jobs (no magic per cell);
+                              also JUPYTER_PERF_ALWAYS_ON=1 or jupyter_perf.always_on(True)
 %perfmeasure list [N]         recent runs (from every kernel)
 %perfmeasure show RUN_ID      show a stored run's report
 %perfmeasure export RUN_ID [PATH]
@@ -71,15 +75,21 @@ class PerfMagics(Magics):
     # -- line magic ---------------------------------------------------------
     def _line(self, rest: list[str], app: str | None = None):
         verb = rest[0] if rest else "help"
+        if verb in ("list", "show", "export", "compare", "advice"):
+            wait_pending()          # the runs of the cells that just ended are in the store
         if verb == "help":
             print(HELP)
+        elif verb in ("on", "off") and len(rest) == 1:
+            always_on_for(self.shell).enable(verb == "on")
+            print("perfmeasure: always on — every cell that runs Spark jobs is measured"
+                  if verb == "on" else "perfmeasure: always-on is off")
         elif verb == "list":
             limit = int(rest[1]) if len(rest) > 1 and rest[1].isdigit() else 20
             print(format_run_list(default_store().list(limit=limit)))
         elif verb == "show" and len(rest) == 2:
             run = self._load(rest[1])
             if run is not None:
-                display(inline.bundle(run), raw=True)
+                display(report_bundle(run), raw=True)
         elif verb == "export" and len(rest) in (2, 3):
             self._export(rest[1], rest[2] if len(rest) == 3 else None)
         elif verb == "analyze" and len(rest) == 2:
@@ -134,7 +144,7 @@ class PerfMagics(Magics):
         analysis, summary = analysis_or_none(run)
         save(run, summary)
         remember(run)
-        display(inline.bundle(run, analysis), raw=True)
+        display(report_bundle(run, analysis), raw=True)
 
     # -- cell magic ---------------------------------------------------------
     def _cell(self, cell: str, args, header: str = "%%perfmeasure"):
@@ -143,6 +153,7 @@ class PerfMagics(Magics):
         from ..collect.session_state import SessionError
         from ..collect.windows import window_for
 
+        disarm_current()            # always-on steps aside: this cell is measured here
         ns = self.shell.user_ns
         spark = ns["spark"] if is_connect_session(ns.get("spark")) else active_session()
         if spark is None:
@@ -164,6 +175,7 @@ class PerfMagics(Magics):
                 window.run.extra["cell_id"] = cell_id     # lets the sidebar find the cell
             if args.advised_by:
                 window.run.extra["advised_by"] = args.advised_by   # compared when it ends
+            handover()              # a finishing window copies the listener buffers first
             window.start()
         except Exception as exc:   # e.g. the session was stopped: never lose the cell itself
             if window is not None:
@@ -219,44 +231,17 @@ class PerfMagics(Magics):
             raise
 
     def _finish(self, window, live, args, status: str, error: str) -> None:
-        """Collect, analyse, store and show the cell's run. Nothing here may change what the
-        cell returns or raises: every failure becomes one line under the cell."""
-        started = time.monotonic()
-        try:
-            run = window.finish(status, error)
-        except Exception as exc:   # a bug in collection: the cell's own outcome stands
-            _say(live, f"perfmeasure: could not collect this cell's run ({one_line(exc)}); "
-                       "the cell itself ran as usual")
-            return
-        remember(run)
-        if args.output:
-            self.shell.user_ns[args.output] = run
-        analysis, summary = analysis_or_none(run)
-        run.extra["collect_s"] = round(time.monotonic() - started, 3)
-        stored = save(run, summary) is not None
-        try:
-            if run.jobs.empty and run.stages.empty:   # stages without jobs: Connect client-only
-                live.replace(None, "perfmeasure: " + (
-                    f"no Spark jobs ran in this cell ({fmt.ms(run.wall_ms)}); nothing to "
-                    "profile" if run.status == "no-jobs" else
-                    "no Spark job of this cell could be collected; see the line(s) below"))
-            elif args.no_report:
-                live.replace(None, f"perfmeasure: {run.describe()}"
-                             + (f" — %perfmeasure show {run.run_id}" if stored else ""))
-            else:
-                live.replace(inline.bundle(run, analysis))   # the report lists the warnings
-        except Exception as exc:   # rendering failed: the run is kept, the cell is untouched
-            _say(live, f"perfmeasure: could not show the report ({one_line(exc)}); "
-                       f"{run.describe()}")
-        if (run.jobs.empty and run.stages.empty) or args.no_report:   # no report: one line each
-            for warning in run.warnings[:-1] if not stored else run.warnings:
-                print(f"perfmeasure: {warning}", file=sys.stderr)
-        if not stored:
-            print(f"perfmeasure: {run.warnings[-1]}; the run is kept in this kernel as "
-                  "jupyter_perf.last_run()", file=sys.stderr)
-        if args.advised_by and run.status == "ok":
-            from .verbs import show_advised
-            show_advised(args.advised_by, run)
+        """Collect, analyse, store and show the cell's run (after the cell returns, in a
+        Jupyter kernel: finishing.py). Nothing here may change what the cell returns or
+        raises: every failure becomes one line under the cell."""
+        opts = Options(output=args.output, no_report=args.no_report, advised_by=args.advised_by)
+        if not args.advised_by and defer_finishing(self.shell) and can_defer(window):
+            try:
+                defer(self.shell, window, live, opts, status, error)
+                return
+            except Exception as exc:   # sealing failed: finish here, as before
+                window.run.warnings.append(f"could not finish after the cell: {one_line(exc)}")
+        finish_window(self.shell, window, live, opts, status, error)
 
 
 def _quietly(fn, *args) -> None:
@@ -267,21 +252,6 @@ def _quietly(fn, *args) -> None:
         pass
 
 
-def _say(live, message: str) -> None:
-    """``message`` in place of the live display, or printed if that display is broken."""
-    try:
-        live.replace(None, message)
-    except Exception:
-        print(message, file=sys.stderr)
-
-
-def current_cell_id(shell) -> str:
-    """JupyterLab sends the executing cell's id in the request metadata; '' elsewhere."""
-    try:
-        parent = shell.kernel.get_parent()
-        return str((parent or {}).get("metadata", {}).get("cellId") or "")
-    except Exception:
-        return ""
 
 
 def cell_number(shell) -> int:
@@ -348,17 +318,6 @@ def _magic_frame(code) -> bool:
             or name.startswith("<decorator-gen") or "run_cell_magic" in code.co_names)
 
 
-def interrupt_in(exc: BaseException) -> KeyboardInterrupt | None:
-    """The KeyboardInterrupt behind ``exc``, if the user's Ctrl-C is what raised it."""
-    seen = 0
-    while exc is not None and seen < 20:
-        if isinstance(exc, KeyboardInterrupt):
-            return exc
-        exc = exc.__cause__ or exc.__context__
-        seen += 1
-    return None
-
-
 @contextlib.contextmanager
 def plain_sigint():
     """Ctrl-C raises KeyboardInterrupt, as in ipykernel, instead of pyspark's handler.
@@ -391,4 +350,7 @@ def format_run_list(rows: list[dict]) -> str:
 
 def load_ipython_extension(ipython) -> None:
     ipython.register_magics(PerfMagics)
+    state = always_on_for(ipython)          # the cell events (also: -o NAME waits)
+    if env_says_on():
+        state.enable(True)
 

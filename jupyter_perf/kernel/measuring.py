@@ -11,6 +11,7 @@ from IPython import get_ipython
 from ..errors import one_line
 from ..model import Run
 from ..service.saving import save
+from .handoff import disarm_current, handover, wait_pending
 
 log = logging.getLogger("jupyter_perf")
 
@@ -70,13 +71,36 @@ def run_error(exc: BaseException, limit: int = 2000) -> str:
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
+def current_cell_id(shell) -> str:
+    """JupyterLab sends the executing cell's id in the request metadata; '' elsewhere."""
+    try:
+        parent = shell.kernel.get_parent()
+        return str((parent or {}).get("metadata", {}).get("cellId") or "")
+    except Exception:
+        return ""
+
+
+def interrupt_in(exc: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt behind ``exc``, if the user's Ctrl-C is what raised it."""
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
 def remember(run: Run) -> None:
     with _newest_lock:
         _newest[_kernel()] = run
 
 
 def last_run() -> Run | None:
-    """The newest Run measured in this kernel (``%%perfmeasure -o NAME`` also binds it)."""
+    """The newest Run measured in this kernel (``%%perfmeasure -o NAME`` also binds it).
+    A cell that just ended may still be collecting its run after it returned: this waits for
+    it (Ctrl-C stops the wait, not the collection)."""
+    wait_pending()
     with _newest_lock:
         return _newest.get(_kernel())
 
@@ -91,8 +115,9 @@ def measure(fn: Callable[[], Any], spark=None, label: str = "", store: bool = Tr
     collected or stored."""
     from ..collect.session import spark_session
     from ..collect.windows import window_for
-
     spark = spark or spark_session()
+    disarm_current()        # the cell is measured here: always-on steps aside
+    handover()              # a finishing cell copies the listener buffers before they clear
     window = window_for(spark, ui_url=ui_url, kind="function", label=label,
                         source=getattr(fn, "__qualname__", repr(fn))).start()
     try:

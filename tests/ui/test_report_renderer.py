@@ -146,6 +146,9 @@ def test_views_are_removed_when_outputs_go(page):
     _run_all(page)
     _drawn(_reports(page).nth(1))
     _reports(page).nth(2).get_by_text("What-if", exact=True).first.wait_for(state="visible")
+    # the format 1 item is embedded asynchronously: wait until every output has drawn again
+    # (never more than before: the replaced outputs' documents are gone)
+    page.wait_for_function(f"() => ({BOKEH_STATE_JS})().documents >= {before}", timeout=60_000)
     state = page.evaluate(BOKEH_STATE_JS)
     assert state["documents"] == before, state
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")

@@ -24,6 +24,7 @@ executions and only for the accumulators of SQL metrics (see :func:`sql_updates`
 """
 from __future__ import annotations
 
+import json
 import re
 from array import array
 from typing import Any, Iterable
@@ -55,7 +56,14 @@ def sql_updates(accumulables: bytes) -> list[tuple[int, int]]:
     if len(found) == accumulables.count(_SQL_MARK):
         return [(int(i), int(v)) for i, v in found]
     out = []
-    for item in orjson.loads(b"[" + accumulables + b"]"):
+    whole = b"[" + accumulables + b"]"
+    try:
+        items = orjson.loads(whole)
+    except orjson.JSONDecodeError:
+        # orjson refuses a lone UTF-16 surrogate escape (a metric name can carry one); Python's
+        # reader keeps it, as for the rest of the line (parser.lenient_json)
+        items = json.loads(whole)
+    for item in items:
         if type(item) is dict and item.get("Metadata") == "sql":
             try:
                 out.append((int(item["ID"]), int(item["Update"])))

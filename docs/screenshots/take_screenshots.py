@@ -1,11 +1,17 @@
 """Screenshots of each tab of a report, for README.md (Debian Chromium via Python playwright).
 
-    python docs/screenshots/take_screenshots.py REPORT.html [OUT_DIR] [--tabs Query ...]
+    python docs/screenshots/take_screenshots.py REPORT.html [OUT_DIR] [--tabs query ...]
 
-REPORT.html: any exported report; the committed tab screenshots come from
-``examples/stragglers.ipynb`` (its skewed-join report, ``stragglers-report.html``, a real
-local[2] Spark run), ``query.png`` from TPC-H Q9 (SF 0.01, local[2], ``tests/tpch.py``) with
-its top operator clicked.
+REPORT.html: any exported report (``jp.export`` / ``jupyter-perf report --html``); the
+committed tab screenshots come from ``examples/stragglers.ipynb`` (its skewed-join report,
+``stragglers-report.html``, a real local[2] Spark run), ``query.png`` from TPC-H Q9 (SF 0.01,
+local[2], ``tests/tpch.py``) with its top operator clicked. Tabs are named by their key
+(summary, timeline, stages, stragglers, whatif, memory, query).
+
+The page is drawn by the report renderer (``labextension/src/report/``); the script uses its
+DOM: the report is ready when ``.jp-perf-report[data-jp-ready='1']``, a tab is shown by its
+button ``.jp-perf-tabbar button[data-tab=KEY]`` and drawn when its panel
+``.jp-perf-panel[data-tab=KEY]`` has ``data-jp-drawn='1'``.
 """
 from __future__ import annotations
 
@@ -16,16 +22,17 @@ from playwright.sync_api import sync_playwright
 
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--disable-gpu"]
-TABS = ["Summary", "Timeline", "Stages", "Stragglers", "What-if", "Memory", "Query"]
-FILES = {"Summary": "1-summary", "Timeline": "2-timeline", "Stages": "3-stages",
-         "Stragglers": "4-stragglers", "What-if": "5-whatif", "Memory": "6-memory",
-         "Query": "query"}
-# report.js has drawn the timeline and written its status line
-READY = """() => {
-  const d = window.Bokeh && Bokeh.documents[0];
-  const m = d && d.get_model_by_name('jp-timeline-status');
-  return !!m && m.text.includes('task attempts in view');
-}"""
+TABS = ["summary", "timeline", "stages", "stragglers", "whatif", "memory", "query"]
+FILES = {"summary": "1-summary", "timeline": "2-timeline", "stages": "3-stages",
+         "stragglers": "4-stragglers", "whatif": "5-whatif", "memory": "6-memory",
+         "query": "query"}
+DRAWN = """(key) => { const p = document.querySelector(`.jp-perf-panel[data-tab='${key}']`);
+                      return p && !p.hidden && p.dataset.jpDrawn === '1'; }"""
+
+
+def show(page, key: str) -> None:
+    page.click(f".jp-perf-tabbar button[data-tab='{key}']")
+    page.wait_for_function(DRAWN, arg=key, timeout=60_000)
 
 
 def main(report: str, out: str, tabs: list[str]) -> None:
@@ -36,26 +43,28 @@ def main(report: str, out: str, tabs: list[str]) -> None:
         page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:"))
                    else r.abort())
         page.goto("file://" + os.path.abspath(report))
-        page.wait_for_function(READY)
-        for name in tabs:
-            page.get_by_text(name, exact=True).first.click()
-            page.wait_for_timeout(700)
-            if name == "Stragglers":
-                rows = page.locator(".jp-stragglers .slick-row")
+        page.wait_for_selector(".jp-perf-report[data-jp-ready='1']", timeout=60_000)
+        for key in tabs:
+            show(page, key)
+            panel = page.locator(f".jp-perf-panel[data-tab='{key}']")
+            if key == "stragglers":                             # the first straggler, selected
+                rows = panel.locator("table[data-view='stragglers'] tbody tr")
                 if rows.count():
-                    rows.first.locator(".slick-cell").first.click()
-                    page.wait_for_timeout(300)
-            if name == "What-if":
-                page.locator(".noUi-handle").first.focus()
+                    rows.first.click()
+            if key == "whatif":
+                panel.locator("input[data-control='disk']").focus()
                 page.keyboard.press("End")                      # disk: ∞
-                page.get_by_text("no stragglers (each", exact=False).filter(visible=True).first.click()
-                page.wait_for_timeout(700)
-            if name == "Query":                                 # the top operator, selected
-                rows = page.locator(".jp-operators .slick-row")
+                panel.locator("input[data-control='stragglers']").check()   # no stragglers
+                # the simulated schedule of that setting is drawn
+                page.wait_for_function(
+                    """() => { const p = document.querySelector(".jp-perf-panel[data-tab='whatif']");
+                               return p && (p.dataset.jpSim || '').includes('|false'); }""")
+            if key == "query":                                  # the top operator, selected
+                rows = panel.locator("table[data-view='operators'] tbody tr[data-row='0']")
                 if rows.count():
-                    rows.first.locator(".slick-cell").first.click()
-                    page.wait_for_timeout(500)
-            page.screenshot(path=os.path.join(out, FILES[name] + ".png"), full_page=name == "Query")
+                    rows.first.click()
+            page.wait_for_timeout(500)                          # BokehJS paints its canvases
+            page.screenshot(path=os.path.join(out, FILES[key] + ".png"), full_page=key == "query")
         browser.close()
 
 

@@ -15,26 +15,18 @@ classic, reveal, ...); nbconvert does not read ``jupyter_nbconvert_config.d``. O
 ``--ReportPreprocessor.enabled=False``; use it without the conf file with
 ``--HTMLExporter.preprocessors=jupyter_perf.render.nbconvert.ReportPreprocessor``.
 
-A report made with another Bokeh version than this nbconvert's keeps its static summary
-with one line saying why (BokehJS must match the Bokeh that wrote the item).
+A format 1 report made with another Bokeh version than this nbconvert's keeps its static
+summary with one line saying why (BokehJS must match the Bokeh that wrote the item); the report
+data of format 2 is drawn with this nbconvert's BokehJS whatever Bokeh the kernel had.
 """
 from __future__ import annotations
-
-import json
 
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
 from .. import fmt
 from ..constants import BOKEH_BUNDLES, REPORT_DATA_FORMAT, REPORT_FORMAT, REPORT_MIME_TYPE
-
-
-def script_json(obj) -> str:
-    """JSON that can sit inside ``<script type="application/json">``: ``<`` never appears raw,
-    so a user string cannot close the element."""
-    return (json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+from .standalone import script_json
 
 
 def embed_html(item: dict, target: str) -> str:

@@ -1,9 +1,9 @@
 """Shared test vectors of ``render/fmt.py``: input → the exact string, for every port.
 
-``fmt_vectors.json`` (beside this file) is checked in; three suites read it:
+``fmt_vectors.json`` (beside this file) is checked in; two suites read it:
 ``tests/render/test_fmt.py`` (Python: the file is exactly what ``fmt`` gives for these
-inputs), ``tests/render/test_report_js.py`` (the report's ``report.js`` under node) and the
-sidebar's jest test (``labextension/src/__tests__``). After a deliberate change to ``fmt``:
+inputs) and the jest test of ``labextension/src/format.ts`` (``labextension/src/__tests__``),
+the one browser formatter: the sidebar's and the report renderer's. After a deliberate change to ``fmt``:
 
     .venv/bin/python tests/render/fmt_vectors.py      # rewrites fmt_vectors.json
 
@@ -85,8 +85,8 @@ def build() -> dict:
     from jupyter_perf import fmt
     return {
         "_comment": "render/fmt.py's strings for these inputs (null = unknown). Written by "
-                    "tests/render/fmt_vectors.py; checked by tests/render/test_fmt.py, "
-                    "tests/render/test_report_js.py and the sidebar's jest test.",
+                    "tests/render/fmt_vectors.py; checked by tests/render/test_fmt.py and "
+                    "the jest test of labextension/src/format.ts.",
         "ms": [[x, fmt.ms(x)] for x in ms_inputs()],
         "bytes": [[x, fmt.nbytes(x)] for x in bytes_inputs()],
     }

@@ -10,7 +10,7 @@ def test_change_and_ms():
     assert fmt.change(90.0, 100.0) == "-10.0%"
     assert fmt.change(100.0, 100.0) == "+0.0%"
     assert fmt.change(1.0, 0.0) == "–"
-    assert fmt.ms(1125) == "1.12 s"        # Python rounds exact ties to even; report.js too
+    assert fmt.ms(1125) == "1.12 s"        # Python rounds exact ties to even; format.ts too
     assert fmt.ms(12.5) == "12 ms"
 
 

@@ -1,6 +1,6 @@
 """labextension/src/report/replay.ts under node: the report's in-browser what-if replay equals
-``Analysis.whatif`` exactly on the shared vectors (tests/render/whatif_vectors.py), on the runs
-report.js is tested on (test_report_js.py): DAG barriers, failed/killed/speculative attempts,
+``Analysis.whatif`` exactly on the shared vectors (tests/render/whatif_vectors.py), on runs with
+DAG barriers, failed/killed/speculative attempts,
 the host-CPU floor, executors coming and going. The per-task data reach it the way the report
 gets them: ``encode_array`` in Python, then the renderer's own decode.ts and tasks.ts.
 
@@ -144,7 +144,7 @@ def test_replay_ts_equals_python_with_the_host_cpu_floor(js_dir):
 
 
 def test_replay_ts_equals_python_with_slot_windows(js_dir):
-    # executors arriving late and leaving early in every group (test_report_js's windows)
+    # executors arriving late and leaving early in every group
     a = analyze(with_speculative(synthetic(4000, 16, per_stage=500)))
     tl = a.timeline
     rng = np.random.default_rng(3)

@@ -15,6 +15,7 @@ import pandas as pd
 from ...analysis import Analysis
 from ...analysis.components import COMPONENTS, KEYS
 from ...analysis.components import as_json as components_json
+from ..style import ESTIMATED_HATCH
 
 QUANTILES = [("min", 0.0), ("p25", 0.25), ("p50", 0.5), ("p75", 0.75), ("p95", 0.95), ("max", 1.0)]
 MAX_BAR_STAGES = 40
@@ -98,4 +99,5 @@ def data(a: Analysis, ctx) -> dict:
         "show_attempt": bool(any(x > 0 for x in rows["attempt"])),
         "n_stages": n, "n_skipped": n_skipped, "n_ran": n - n_skipped,
         "bar_rows": bar_rows(st, skipped), "max_bar_stages": MAX_BAR_STAGES,
+        "estimated_hatch": ESTIMATED_HATCH,
     }

@@ -1,5 +1,4 @@
 /// <reference types="node" />
-import { execFileSync } from 'child_process';
 
 import {
   UNKNOWN,

@@ -37,6 +37,8 @@ export interface IStagesData {
   n_ran: number;
   bar_rows: number[];
   max_bar_stages: number;
+  /** the hatch pattern of an estimated part (render/style.py, shared with the Summary) */
+  estimated_hatch: string;
 }
 
 const QUANTILES = ['min', 'p25', 'p50', 'p75', 'p95', 'max'];
@@ -257,7 +259,7 @@ async function stageBars(
       cols.right.push(left[i] + w[i]);
       cols.color.push(c.color);
       cols.alpha.push(est ? 0.55 : 1.0);
-      cols.hatch.push(est ? '/' : ' ');
+      cols.hatch.push(est ? d.estimated_hatch : ' ');
       cols.comp.push(c.label);
       cols.kind.push(c.kind);
       cols.s.push(formatDuration(w[i] * 1000));

@@ -34,6 +34,8 @@ REPORT_MIME_TYPE: str = _SHARED["report_mime_type"]
 REPORT_FORMAT: int = _SHARED["report_format"]
 #: The payload format of the report's data, drawn by the browser's renderer (render/views/).
 REPORT_DATA_FORMAT: int = _SHARED["report_data_format"]
+#: How format 2's ``data`` is encoded (render/views: a binary container, gzip, base 85).
+REPORT_DATA_ENCODING: str = _SHARED["report_data_encoding"]
 #: The BokehJS bundles the browser's renderer draws with: the core and its Plotting API.
 RENDERER_BOKEH_BUNDLES: tuple[str, ...] = tuple(_SHARED["renderer_bokeh_bundles"])
 #: How the payload's Bokeh ``item`` is encoded: base64 of the gzip of its compact JSON.

@@ -42,11 +42,16 @@ def test_python_reads_the_one_file():
 
 
 def test_the_modules_that_used_to_type_them_use_them():
-    from jupyter_perf.render import inline
+    from jupyter_perf.render import inline, nbconvert, views
 
     assert inline.MIME is constants.REPORT_MIME_TYPE
-    assert inline.FORMAT is constants.REPORT_FORMAT
-    assert inline.ITEM_ENCODING is constants.ITEM_ENCODING
+    assert inline.ITEM_ENCODING is constants.ITEM_ENCODING          # format 1, still read
+    assert nbconvert.REPORT_FORMAT is constants.REPORT_FORMAT
+    assert views.DATA_FORMAT == constants.REPORT_DATA_FORMAT
+    payload = views.mime_payload({"format": views.DATA_FORMAT, "run_id": "r",
+                                  "header": {"title": "t"}, "tabs": {}, "tasks": {},
+                                  "tasks_meta": {}})
+    assert payload["encoding"] is constants.REPORT_DATA_ENCODING
 
 
 def test_the_wheel_ships_the_file():

@@ -62,32 +62,36 @@ def assign_lanes(run: Run, launch: np.ndarray, duration: np.ndarray) -> Lanes:
     order_ex = sorted(range(len(uniq)), key=lambda c: _exec_sort_key(str(uniq[c])))
     end = launch + duration
     task_ids = t["task_id"].to_numpy()
+    # every executor's attempts in launch order (ties by task id), from one sort
+    by_exec = np.lexsort((task_ids, launch, codes))
+    cuts = np.searchsorted(codes[by_exec], np.arange(len(uniq) + 1))
+    push, pop = heapq.heappush, heapq.heappop
     for c in order_ex:
         name = str(uniq[c])
-        rows = np.flatnonzero(codes == c)
-        rows = rows[np.lexsort((task_ids[rows], launch[rows]))]
+        rows = by_exec[cuts[c]:cuts[c + 1]]
         cap = cores.get(name, 0)                        # 0: unknown, no cap
         free: list[int] = list(range(max(cap, 1)))      # lane numbers free now
         busy: list[tuple[float, int]] = []              # (end, local lane)
         opened = max(cap, 1)
-        local = np.empty(len(rows), dtype="int64")
-        for j, (s, e) in enumerate(zip(launch[rows].tolist(), end[rows].tolist())):
+        local: list[int] = []
+        for s, e in zip(launch[rows].tolist(), end[rows].tolist()):
             while busy and busy[0][0] <= s:
-                heapq.heappush(free, heapq.heappop(busy)[1])
+                push(free, pop(busy)[1])
             if free:
-                k = heapq.heappop(free)
+                k = pop(free)
             elif cap > 0:                   # the finish stamp lags: the lane that frees first
-                prev_end, k = heapq.heappop(busy)
+                prev_end, k = pop(busy)
                 lagged += 1
-                max_lag = max(max_lag, prev_end - s)
+                if prev_end - s > max_lag:
+                    max_lag = prev_end - s
             else:
                 k = opened
                 opened += 1
-            local[j] = k
-            heapq.heappush(busy, (e, k))
+            local.append(k)
+            push(busy, (e, k))
         base = len(labels)
         first[name] = base
-        lane[rows] = base + local
+        lane[rows] = base + np.asarray(local, dtype="int64")
         host = hosts[rows[0]] if len(rows) else ""
         for k in range(opened):
             labels.append(f"exec {name} · core {k}")

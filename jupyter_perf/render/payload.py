@@ -7,9 +7,16 @@ so the JavaScript replay walks the arrays front to back. Two kinds of columns:
   input/output wait), GC, the no-straggler duration, and ``run`` where it can cap a saving —
   the same numbers ``analysis.whatif.ScenarioInputs`` holds, encoded without loss
   (:mod:`.codec`);
-* **display columns** (float32 or small ints): launch offset, lane, stage, each breakdown
-  component of each attempt, input and shuffle-read bytes, task id, index, attempt and flags — for bars and
-  hover text only.
+* **display columns**: launch offset (float32), lane, stage, each breakdown component of
+  each attempt (to 1/64 ms, float32; the one a duration's other parts leave — CPU — and the
+  input/output wait — the disk-only time less the shuffle write — computed in the browser
+  where that is within 0.05 ms), input and shuffle-read bytes (exact: the no-stragglers
+  duration is computed from them), task id, index, attempt and flags — for bars and hover
+  text only.
+
+The no-stragglers duration travels as its rule (``codec.encode_rate``: the stage's median
+rate times the task's bytes, or the stage's median duration, capped by the duration), with
+the positions the rule misses (failed attempts) exact.
 
 ``meta`` (JSON) carries the group structure, the constants of ``predict``, lane labels and
 the breakdown components (``analysis.components.as_json()``: labels, colours, measured or
@@ -26,7 +33,7 @@ import pandas as pd
 
 from ..analysis import Analysis
 from ..analysis.components import as_json as components_json
-from .codec import encode, smallest_int
+from .codec import decode, encode, encode_display, encode_minus, encode_rate, smallest_int
 from .lanes import Lanes, assign_lanes
 
 FLAG_FAILED, FLAG_KILLED, FLAG_SPECULATIVE, FLAG_STRAGGLER, FLAG_SKEW, FLAG_SPILL = 1, 2, 4, 8, 16, 32
@@ -63,22 +70,63 @@ def straggler_rows(a: Analysis) -> tuple[np.ndarray, np.ndarray]:
 
 # Components the replay inputs already carry exactly (no second column for them).
 SHARED_COLUMNS = {"gc": "gc", "shuffle_fetch_wait": "fw"}
+# Display precision of a component (ms): bars and whole-millisecond hover text.
+COMPONENT_STEP = 1.0 / 64
+# Components the browser computes from other columns where that is within DERIVED_TOL ms:
+# key -> (base column, components subtracted; None: every other component).
+DERIVED = {"io_wait_est": ("disk", ["shuffle_write"]), "cpu": ("dur", None)}
+DERIVED_TOL = 0.05
 
 
-def component_columns(a: Analysis, order: np.ndarray, cols: dict, arrays: dict) -> list[dict]:
-    """Each breakdown component per attempt (display precision: float32), in dispatch order;
-    returns ``components.as_json()`` with ``col``, the decoded column that holds each."""
+def component_columns(a: Analysis, order: np.ndarray, cols: dict, arrays: dict,
+                      decoded: dict) -> list[dict]:
+    """Each breakdown component per attempt (display precision), in dispatch order;
+    returns ``components.as_json()`` with ``col``, the decoded column that holds each.
+    ``decoded``: the replay columns as the browser decodes them (components are added)."""
     bd = a.task_breakdown
-    out = []
-    for comp in components_json():
-        key = comp["key"]
-        col = SHARED_COLUMNS.get(key)
-        if col is None:
-            col = f"c_{key}"
-            values = bd[key].to_numpy(dtype="float64")[order] if len(bd) else np.zeros(0)
-            cols[col] = encode(col, values.astype("float32").astype("float64"), arrays)
-        out.append({**comp, "col": col})
-    return out
+    comps = components_json()
+    col_of = {c["key"]: SHARED_COLUMNS.get(c["key"], f"c_{c['key']}") for c in comps}
+
+    def values(key):
+        return bd[key].to_numpy(dtype="float64")[order] if len(bd) else np.zeros(0)
+
+    for comp in comps:                         # sent columns first, then the derived ones
+        key, col = comp["key"], col_of[comp["key"]]
+        if key not in SHARED_COLUMNS and key not in DERIVED:
+            cols[col] = encode_display(col, values(key), arrays, step=COMPONENT_STEP)
+            decoded[col] = decode(cols[col], arrays, decoded)
+    for key, (base, minus) in DERIVED.items():
+        if key not in col_of:
+            continue
+        col = col_of[key]
+        subtract = [col_of[k] for k in (minus if minus is not None else col_of) if k != key]
+        if all(c in decoded for c in subtract) and base in decoded and len(order):
+            cols[col] = encode_minus(col, values(key), arrays, decoded=decoded, base=base,
+                                     minus=subtract, tol=DERIVED_TOL, step=COMPONENT_STEP)
+        else:
+            cols[col] = encode_display(col, values(key), arrays, step=COMPONENT_STEP)
+        decoded[col] = decode(cols[col], arrays, decoded)
+    return [{**comp, "col": col_of[comp["key"]]} for comp in comps]
+
+
+def _stage_rates(a: Analysis, nbytes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per stage code: the median inverse rate (NaN where the stage's rate is by duration)
+    and the median duration — what the no-stragglers duration is made of
+    (``analysis.stragglers.progress``)."""
+    from ..analysis.stragglers import _Groups, progress
+    from ..analysis.timeline import is_success
+    tl = a.timeline
+    S = len(tl.stage_keys)
+    codes = tl.stage_code
+    ok = is_success(a.run.tasks["status"])
+    p = progress(tl.duration, nbytes, _Groups(codes, S), ok)
+    r, m = np.full(S, np.nan), np.zeros(S)
+    byte_stage = np.zeros(S, dtype=bool)
+    byte_stage[codes[p["by_rate"]]] = True
+    r[codes] = p["med_rho"]
+    m[codes] = p["med_d"]
+    r[~byte_stage] = np.nan
+    return r, m
 
 
 def build(a: Analysis, lanes: Lanes | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any], dict]:
@@ -109,17 +157,27 @@ def build(a: Analysis, lanes: Lanes | None = None) -> tuple[dict[str, np.ndarray
     cols["disk"] = encode("disk", disk_only, arrays)
     cols["gc"] = encode("gc", gc, arrays)
     cols["run"] = encode("run", run_cap, arrays, default=math.inf)
-    cols["nostrag"] = encode("nostrag", no_strag, arrays, base=dur, base_name="dur")
+    arrays["stage"] = smallest_int(tl.stage_code[order]) if n else np.zeros(0, "uint8")
+    inb = t["input_bytes"].to_numpy(dtype="float64")
+    shr = t["shuffle_read_bytes"].to_numpy(dtype="float64")
+    cols["inb"] = encode("inb", inb[order], arrays)          # exact: nostrag's rule uses them
+    cols["shr"] = encode("shr", shr[order], arrays)
+    decoded = {"dur": dur, "fw": fw, "disk": disk_only, "gc": gc, "inb": inb[order],
+               "shr": shr[order]}
+    if n:
+        r, m = _stage_rates(a, (t["input_bytes"].to_numpy() + t["shuffle_read_bytes"].to_numpy())
+                            .astype("float64"))
+        cols["nostrag"] = encode_rate("nostrag", no_strag, arrays, decoded=decoded, base="dur",
+                                      code="stage", x=["inb", "shr"], r=r, m=m)
+    else:
+        cols["nostrag"] = encode("nostrag", no_strag, arrays, base=dur, base_name="dur")
 
     # display columns
     lo = float(tl.window[0]) if n else 0.0
     launch = tl.launch[order] - (lo if tl.has_times else 0.0)
     arrays["start"] = launch.astype("float32")
     arrays["lane"] = smallest_int(lanes.lane[order])
-    arrays["stage"] = smallest_int(tl.stage_code[order]) if n else np.zeros(0, "uint8")
-    components = component_columns(a, order, cols, arrays)
-    arrays["inb"] = t["input_bytes"].to_numpy(dtype="float64")[order].astype("float32")
-    arrays["shr"] = t["shuffle_read_bytes"].to_numpy(dtype="float64")[order].astype("float32")
+    components = component_columns(a, order, cols, arrays, decoded)
     arrays["tid"] = t["task_id"].to_numpy()[order].astype("int32") if n else np.zeros(0, "int32")
     arrays["idx"] = smallest_int(t["index"].to_numpy()[order]) if n else np.zeros(0, "uint8")
     arrays["att"] = smallest_int(t["attempt"].to_numpy()[order]) if n else np.zeros(0, "uint8")

@@ -53,16 +53,22 @@ def page_scripts() -> str:
 
 def script_json(obj) -> str:
     """JSON that can sit inside a ``<script>`` element: ``<`` never appears raw, so a user
-    string cannot close the element."""
-    return (json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    string cannot close the element; ASCII only, so a lone surrogate in a user string stays a
+    ``\\udXXX`` escape (JavaScript strings hold it) instead of making the page unwritable."""
+    return (json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def plain_text(text: str) -> str:
+    """``text`` with lone surrogates as U+FFFD: writable as UTF-8 (a page's title)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def report_element(mime_payload: dict) -> str:
     """One report: the element it is drawn into, then its payload (the renderer, already on
     the page or loaded after it, draws every such pair)."""
-    return (f'<div class="jupyter-perf-report" data-run-id="{fmt.esc(mime_payload.get("run_id", ""))}">'
+    run_id = fmt.esc(plain_text(str(mime_payload.get("run_id", ""))))
+    return (f'<div class="jupyter-perf-report" data-run-id="{run_id}">'
             "<div class='jp-perf-muted'>Loading the report…</div></div>"
             f'<script type="{REPORT_MIME_TYPE}">{script_json(mime_payload)}</script>')
 
@@ -70,7 +76,7 @@ def report_element(mime_payload: dict) -> str:
 def report_page(mime_payload: dict, title: str = "jupyter-perf report") -> str:
     """A whole offline HTML document of one report."""
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-            f"<title>{fmt.esc(title)}</title>"
+            f"<title>{fmt.esc(plain_text(title))}</title>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"{bokehjs_scripts()}</head><body style='margin:12px'>"
             f"{report_element(mime_payload)}<script>{_renderer_inline()}</script>"

@@ -20,6 +20,12 @@ export const REPORT_FORMAT: number = constants.report_format;
  */
 export const REPORT_DATA_FORMAT: number = constants.report_data_format;
 
+/**
+ * How format 2's `data` is encoded: base 85 of the gzip of the report data's
+ * binary container (a JSON header, then the per-task arrays: report/decode.ts).
+ */
+export const REPORT_DATA_ENCODING: string = constants.report_data_encoding;
+
 /** The BokehJS bundles that renderer draws with: the core and its Plotting API. */
 export const RENDERER_BOKEH_BUNDLES: readonly string[] =
   constants.renderer_bokeh_bundles;
@@ -28,8 +34,8 @@ export const RENDERER_BOKEH_BUNDLES: readonly string[] =
 export const BOKEH_NAMESPACE: string = constants.bokeh_namespace;
 
 /**
- * The BokehJS bundles the report needs, in load order: the core, then the
- * widgets (sliders, toggles) and tables (DataTable) plugins.
+ * The BokehJS bundles a format 1 report (a kernel-built Bokeh document) needs,
+ * in load order: the core, then the widgets and tables plugins.
  */
 export const BOKEH_BUNDLES: readonly string[] = constants.bokeh_bundles;
 
@@ -64,7 +70,7 @@ export interface IReportPayload {
 
 /**
  * `{"format": 2, "run_id", "title", "bokeh_version", "encoding", "data"}`:
- * `data` is the report data (docs/report.md) as base64 of its gzipped JSON.
+ * `data` is the report data (docs/report.md), encoded as REPORT_DATA_ENCODING says.
  */
 export interface IDataPayload {
   kind: 'data';
@@ -114,7 +120,7 @@ export function parseReportPayload(
     return { error: 'the report data has no run id' };
   }
   if (format === REPORT_DATA_FORMAT) {
-    if (data.encoding !== ITEM_ENCODING) {
+    if (data.encoding !== REPORT_DATA_ENCODING) {
       return {
         error:
           `the report's data is encoded as ${JSON.stringify(data.encoding)}, which this ` +

@@ -31,7 +31,7 @@ def test_bundle_carries_the_report_data_as_the_contract_says(hostile_run):
         assert p["format"] == 2 and p["run_id"] == hostile_run.run_id
         assert p["title"] == inline.title_of(hostile_run) and HOSTILE in p["title"]
         assert p["bokeh_version"] == bokeh.__version__
-        assert p["encoding"] == "json+gzip+base64" and isinstance(p["data"], str)
+        assert p["encoding"] == "jpr+gzip+base85" and isinstance(p["data"], str)
         data = decode_data(p["data"])
         assert data["format"] == 2 and data["run_id"] == hostile_run.run_id
         assert set(data["tabs"]) == TABS and "problem" not in data

@@ -1,6 +1,7 @@
 import {
   BOKEH_BUNDLES,
   ITEM_ENCODING,
+  REPORT_DATA_ENCODING,
   decodeItem,
   REPORT_MIME_TYPE,
   bokehBundleUrl,
@@ -76,7 +77,7 @@ describe('parseReportPayload', () => {
       run_id: 'r1',
       title: 't <b>',
       bokeh_version: '3.9.2',
-      encoding: ITEM_ENCODING,
+      encoding: REPORT_DATA_ENCODING,
       data: 'H4sI'
     };
     expect(parseReportPayload(data)).toEqual({

@@ -10,13 +10,20 @@
 import { IReportData, NumberArray } from './types';
 
 export interface ISpec {
-  k: 'dense' | 'const' | 'sparse';
+  k: 'dense' | 'const' | 'sparse' | 'rate' | 'minus';
   a?: string;
   n?: number;
   c?: number | string;
   i?: string;
   v?: ISpec;
   base?: string;
+  /** rate: stage code array, summed columns, per-code rate and fallback arrays */
+  code?: string;
+  x?: string[];
+  r?: string;
+  m?: string;
+  /** minus: the columns subtracted from `base` */
+  minus?: string[];
 }
 
 export interface IComponent {
@@ -75,24 +82,78 @@ function toF64(a: ArrayLike<number>): Float64Array {
   return out;
 }
 
-/** Twin of codec.decode (Python). */
+/**
+ * Twin of codec.decode (Python). `done`: columns already decoded; with
+ * `cols` (name -> spec), a column a spec refers to is decoded (into `done`)
+ * when first needed.
+ */
 export function decodeColumn(
   spec: ISpec,
   P: Record<string, NumberArray>,
-  done: Record<string, Float64Array>
+  done: Record<string, Float64Array>,
+  cols?: Record<string, ISpec>
 ): Float64Array {
+  const col = (name: string): Float64Array => {
+    if (!done[name] && cols?.[name]) {
+      done[name] = decodeColumn(cols[name], P, done, cols);
+    }
+    return done[name];
+  };
+  const overrides = (out: Float64Array): Float64Array => {
+    if (spec.i !== undefined) {
+      const idx = P[spec.i];
+      const vals = decodeColumn(spec.v!, P, done, cols);
+      for (let j = 0; j < idx.length; j++) {
+        out[idx[j]] = vals[j];
+      }
+    }
+    return out;
+  };
   if (spec.k === 'dense') {
     return toF64(P[spec.a!]);
   }
+  if (spec.k === 'rate') {
+    // min(base, r[code] * Σx) where r[code] is a number and Σx > 0, else min(base, m[code])
+    const base = col(spec.base!),
+      xs = spec.x!.map(col),
+      code = P[spec.code!],
+      r = P[spec.r!],
+      m = P[spec.m!];
+    const n = spec.n!,
+      out = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      let x = 0.0;
+      for (let q = 0; q < xs.length; q++) {
+        x = x + xs[q][i];
+      }
+      const rc = r[code[i]];
+      const t = rc === rc && x > 0 ? rc * x : m[code[i]];
+      out[i] = Math.min(base[i], t);
+    }
+    return overrides(out);
+  }
+  if (spec.k === 'minus') {
+    const out = Float64Array.from(col(spec.base!));
+    for (const name of spec.minus!) {
+      const v = col(name);
+      for (let i = 0; i < out.length; i++) {
+        out[i] = out[i] - v[i];
+      }
+    }
+    for (let i = 0; i < out.length; i++) {
+      out[i] = out[i] > 0 ? out[i] : 0;
+    }
+    return overrides(out);
+  }
   let out: Float64Array;
   if (spec.base !== undefined) {
-    out = Float64Array.from(done[spec.base]);
+    out = Float64Array.from(col(spec.base));
   } else {
     out = new Float64Array(spec.n!).fill(num(spec.c));
   }
   if (spec.k === 'sparse') {
     const idx = P[spec.i!];
-    const vals = decodeColumn(spec.v!, P, done);
+    const vals = decodeColumn(spec.v!, P, done, cols);
     for (let j = 0; j < idx.length; j++) {
       out[idx[j]] = vals[j];
     }
@@ -122,12 +183,20 @@ export function init(
     windows: meta.slot_windows || null
   };
   const done: Record<string, Float64Array> = {};
+  const cols: Record<string, ISpec> = meta.cols ?? {};
   for (const name of ['dur', 'fw', 'disk', 'gc', 'run', 'nostrag']) {
-    done[name] = meta.cols?.[name]
-      ? decodeColumn(meta.cols[name], P, done)
+    done[name] = cols[name]
+      ? (done[name] ?? decodeColumn(cols[name], P, done, cols))
       : new Float64Array(0);
   }
   Object.assign(D, done);
+  // display columns sent as specs (bytes: exact, the no-stragglers rule reads them)
+  for (const name of ['inb', 'shr']) {
+    if (cols[name] && !P[name]) {
+      D[name] =
+        done[name] ?? (done[name] = decodeColumn(cols[name], P, done, cols));
+    }
+  }
   for (const name of [
     'start',
     'lane',
@@ -141,7 +210,7 @@ export function init(
     'bounds',
     'slots'
   ]) {
-    D[name] = P[name] ?? new Float64Array(0);
+    D[name] = D[name] ?? P[name] ?? new Float64Array(0);
   }
   const sg = P.split_g ?? [],
     sp = P.split_pos ?? [],
@@ -165,8 +234,7 @@ export function init(
   for (let k = 0; k < C; k++) {
     const col = comps[k].col;
     const v: Float64Array =
-      (D[col] as Float64Array) ||
-      (done[col] = decodeColumn(meta.cols[col], P, done));
+      done[col] ?? (done[col] = decodeColumn(cols[col], P, done, cols));
     for (let i = 0; i < n; i++) {
       comp[i * C + k] = v[i] > 0 ? v[i] : 0;
     }

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -12,9 +13,12 @@ from .. import fmt
 from ..model import Run
 from . import breakdown as _bd
 from . import components
-from .hints import cause_hints, operator_hints
+from .callsite import run_call_site
+from .hints import cause_hints, operator_hints, udf_name
 from .hostcpu import busy_share, host_cores, own_share, wait_shares, with_floor
 from .operators import (
+    EXCHANGE,
+    PYTHON_NODE,
     OperatorResult,
     attribute,
     cell_line,
@@ -26,10 +30,27 @@ from .operators import (
 )
 from .replay import ReplayResult, replay
 from .resources import ResourceParams, io_time_bound, resource_model
-from .stragglers import MIN_EXCESS_MS, THRESHOLD, analyze_stragglers, straggler_summary
+from .stragglers import (
+    MIN_EXCESS_MS,
+    THRESHOLD,
+    analyze_stragglers,
+    skewed_stages,
+    straggler_summary,
+)
 from .timeline import Timeline, build_timeline, parse_parent_ids
 from .verdict import Evidence, Verdict, host_context, verdict
 from .whatif import ScenarioInputs, predict, scenario_durations
+
+# scans that read stored data (a file, a table, a cached table): not Range / local rows
+STORED_SCAN = re.compile(r"^(Scan|FileScan|BatchScan|InMemoryTableScan|HiveTableScan|"
+                         r"RowDataSourceScan)")
+
+# operators that only produce or pass rows on (no join, aggregate, sort, scan of stored data)
+ROW_MOVING = re.compile(r"^(Range|Project|Filter|LocalTableScan|ColumnarToRow|RowToColumnar|"
+                        r"AQEShuffleRead|ShuffleQueryStage|InputAdapter|WholeStageCodegen|"
+                        r"AdaptiveSparkPlan|ResultQueryStage)")
+WRITE_COMMAND = re.compile(r"^(OverwriteByExpression|AppendData|WriteToDataSourceV2|"
+                           r"OverwritePartitionsDynamic)")
 
 STAGE_KEYS = ["stage_id", "attempt", "status", "num_tasks", "executor_run_time_ms",
               "executor_cpu_time_ms", "jvm_gc_time_ms", "shuffle_fetch_wait_ms",
@@ -149,7 +170,7 @@ class Analysis:
         return _bd.totals(self.task_breakdown)
 
     @functools.cached_property
-    def _stragglers(self) -> tuple[pd.DataFrame, np.ndarray]:
+    def _stragglers(self) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
         return analyze_stragglers(self.run, self.timeline, self.task_breakdown,
                                   self.straggler_threshold, self.straggler_min_ms)
 
@@ -174,6 +195,26 @@ class Analysis:
         r = replay(tl, flagged, 1.0, only=groups)
         sim = float(np.where(groups, r.makespan, self.baseline.makespan).sum())
         return predict(self.actual_ms, self.driver_gap_ms, self.simulated_baseline_ms, sim)
+
+    @functools.cached_property
+    def even_skew_ms(self) -> float:
+        """Predicted wall time (ms) with the data of every data-skewed stage spread evenly over
+        its tasks (each at the stage's mean task duration): what the skew costs."""
+        tl = self.timeline
+        even = self._stragglers[3]
+        changed = even != tl.duration
+        if not changed.any():
+            return self.wall_ms
+        groups = np.zeros(tl.n_groups, dtype=bool)
+        groups[tl.group[changed]] = True
+        r = replay(tl, even, 1.0, only=groups)
+        sim = float(np.where(groups, r.makespan, self.baseline.makespan).sum())
+        return predict(self.actual_ms, self.driver_gap_ms, self.simulated_baseline_ms, sim)
+
+    @functools.cached_property
+    def skewed_stages(self) -> dict[int, dict]:
+        """Per stage id with data-skewed tasks: the bytes of its largest and median task."""
+        return skewed_stages(self.run, self.stragglers)
 
     @functools.cached_property
     def _inputs(self) -> ScenarioInputs:
@@ -282,6 +323,7 @@ class Analysis:
                 "duration_ms": (comp - sub) if pd.notna(sub) and pd.notna(comp) else None,
                 "stage_ids": parse_parent_ids(rec.get("stage_ids")),
                 "num_tasks": rec.get("num_tasks"), "num_failed_tasks": rec.get("num_failed_tasks"),
+                "cell_line": run_call_site(self.run, rec.get("name")),
             })
         return out
 
@@ -298,6 +340,7 @@ class Analysis:
             "no_gc_ms": self.whatif(gc=False),
             "no_stragglers_ms": self.whatif(stragglers=False),
             "flagged_stragglers_ms": self.flagged_stragglers_ms,
+            "even_skew_ms": self.even_skew_ms,
             "slots_x2_ms": self.whatif(slots_factor=2.0),
             "disk_is_upper_bound": True,
             # measured: how busy the host's cores were while tasks ran (local masters only)
@@ -353,10 +396,88 @@ class Analysis:
                             top_operator=self.top_operator,
                             stages_without_tasks=0 if not run.tasks.empty else
                             int((run.stages["status"] != "SKIPPED").sum()),
-                            tasks_unread=bool(run.extra.get("tasks_unread")))
+                            tasks_unread=bool(run.extra.get("tasks_unread")),
+                            **self._operator_evidence(whatif))
         v = verdict(self.wall_ms, len(run.tasks), self.driver_gap_ms, shares, whatif, strag,
                     evidence)
         return whatif, strag, v
+
+    def _shuffle_only_share(self, table: pd.DataFrame, total: float) -> float:
+        """Share of task time in stages that only move rows through a shuffle: an exchange,
+        and besides it nothing but generating, projecting or filtering rows (and writes that
+        wrote nothing): their CPU is producing, serialising and reading the shuffled rows."""
+        if not len(table) or total <= 0:
+            return 0.0
+        stages = self.stage_table()
+        wrote = {int(r["stage_id"]): float(r.get("output_bytes") or 0.0)
+                 for r in stages.to_dict("records")}
+        members: dict[int, list[str]] = {}
+        for rec in table.to_dict("records"):
+            for sid in rec["stage_ids"] or []:
+                members.setdefault(int(sid), []).append(str(rec["name"]))
+        pure = {sid for sid, names in members.items()
+                if any(EXCHANGE.match(n) for n in names)
+                and all(EXCHANGE.match(n) or ROW_MOVING.match(n)
+                        or (WRITE_COMMAND.match(n) and not wrote.get(sid)) for n in names)}
+        if not pure:
+            return 0.0
+        t = self.run.tasks
+        mask = t["stage_id"].isin(pure).to_numpy()
+        return float(self.timeline.duration[mask].sum()) / total
+
+    def _operator_evidence(self, whatif: dict) -> dict:
+        """The verdict's evidence from the operator table and the data skew (verdict.Evidence
+        fields): per kind of operator its share of task time and its most expensive one."""
+        table = self.operators
+        out: dict[str, Any] = {"cell_line": (self.top_operator or {}).get("line")}
+        total = float(self.timeline.duration.sum())
+        if len(table) and total > 0:
+            busy = table[table["task_time_ms"] > 0]
+
+            def kind(pattern: re.Pattern) -> pd.DataFrame:
+                return busy[busy["name"].astype(str).str.match(pattern)]
+
+            py = kind(PYTHON_NODE)
+            if len(py):
+                out.update(python_share=float(py["share"].sum()),
+                           python_label=str(py.iloc[0]["label"]),
+                           python_udf=udf_name(py.iloc[0]["description"]))
+            scans = kind(STORED_SCAN)
+            if len(scans):
+                io = sum(float((b or {}).get("io_wait_est", 0.0)) for b in scans["breakdown"])
+                out.update(scan_share=float(scans["share"].sum()),
+                           scan_label=str(scans.iloc[0]["label"]),
+                           scan_io_share=io / total,
+                           scan_cached=str(scans.iloc[0]["name"]).startswith("InMemoryTableScan"))
+            ex = kind(EXCHANGE)
+            if len(ex):
+                out.update(exchange_share=max(float(ex["share"].sum()),
+                                              self._shuffle_only_share(table, total)),
+                           exchange_label=str(ex.iloc[0]["label"]))
+            if len(py):
+                out["python_arrow"] = not str(py.iloc[0]["name"]).startswith("BatchEvalPython")
+            spill = busy[pd.to_numeric(busy["spill_bytes"], errors="coerce").fillna(0) > 0]
+            if len(spill):
+                out.update(spill_share=float(spill["share"].sum()),
+                           spill_label=str(spill.iloc[0]["label"]),
+                           spill_bytes=float(pd.to_numeric(spill["spill_bytes"]).sum()))
+        skew = self.skewed_stages
+        if skew and self.wall_ms > 0:
+            from .hints import hot_key
+            sk = self.stragglers[self.stragglers["kind"] == "data_skew"]
+            excess = float((sk["duration_ms"] - sk["stage_median_ms"]).clip(lower=0).sum())
+            out["skew_share"] = excess / total if total > 0 else 0.0
+            out["skew_ratio"] = max(min(v["ratio"], 1e6) for v in skew.values())
+            keyed = [r for r in (table.to_dict("records") if len(table) else [])
+                     if set(r["stage_ids"] or []) & set(skew) and r["task_time_ms"] > 0
+                     and hot_key(r)]
+            keyed.sort(key=lambda r: (not str(r["name"]).startswith(("SortMergeJoin",
+                                                                     "ShuffledHashJoin")),
+                                      -r["task_time_ms"]))
+            if keyed:
+                out["skew_label"] = str(keyed[0]["label"])
+                out["skew_key"] = hot_key(keyed[0])
+        return out
 
     # -- operators (SQL plan <-> stages <-> tasks) -------------------------
     @functools.cached_property
@@ -383,6 +504,8 @@ class Analysis:
             return None
         top = jsonable(busy.iloc[0].to_dict())
         top["line"] = cell_line(self.run, int(top["execution_id"]))
+        # skewed by its data (bytes per task against the stage's median), not its clock
+        top["skew"] = bool(set(top.get("stage_ids") or []) & set(self.skewed_stages))
         return top
 
     @property
@@ -408,7 +531,8 @@ class Analysis:
         """Advice with values: ``{operator, text, setting, value, predicted_ms, cause}``,
         the operators' first (``analysis/hints.py``)."""
         whatif, _, v = self._digest
-        return (operator_hints(self.run, self.plan, self.operators, self._operators.notes)
+        return (operator_hints(self.run, self.plan, self.operators, self._operators.notes,
+                               self.skewed_stages)
                 + cause_hints(v.hints, whatif))
 
     def summary(self) -> dict:
@@ -424,7 +548,8 @@ class Analysis:
                        succeeded_tasks=rec.get("succeeded_tasks"),
                        shuffle_remote_bytes=rec.get("shuffle_remote_bytes"),
                        memory_spilled_bytes=rec.get("memory_spilled_bytes"),
-                       disk_spilled_bytes=rec.get("disk_spilled_bytes"))
+                       disk_spilled_bytes=rec.get("disk_spilled_bytes"),
+                       cell_line=run_call_site(run, rec.get("name")))
             stage_rows.append(row)
         whatif, strag, v = self._digest
         out = {
@@ -445,6 +570,8 @@ class Analysis:
             "verdict": v.sentence,
             "verdict_category": v.category,
             "verdict_headline": v.headline,
+            "verdict_headline_text": v.headline_text,
+            "verdict_bullets": v.bullets,
             "host_cpu": self.host_cpu(),
             "hints": self.hints,
             "operators": self.operators.to_dict("records"),

@@ -10,7 +10,13 @@ re-run to the advised run.
 advised run and says whether the advice helped (within or beyond noise, predicted vs
 measured). Settings a running session cannot change (``spark.executor.memory``, …) get a
 comment saying to restart the session with them instead of a ``spark.conf.set`` that Spark
-would refuse. The report's Summary shows the cell under each hint with a Copy button;
+would refuse. A hint may propose several settings at once (``hint["settings"]``): the cell
+sets them all.
+
+The cell uses the names the user gave (``names``: ``{"module": "jp", "spark": "session"}``,
+which the kernel finds in the user's namespace: the name bound to the ``jupyter_perf`` module
+and the one bound to the SparkSession); without them ``spark`` and a self-contained
+``import jupyter_perf``. The report's Summary shows the cell under each hint with a Copy button;
 ``%perfmeasure advice RUN_ID N`` puts it into a new cell below.
 """
 from __future__ import annotations
@@ -48,37 +54,69 @@ def _own_set(setting: str) -> re.Pattern[str]:
                       + r"\2\s*,\s*)[^)\n]*\)")
 
 
-def ready_cell(run: Any, hint: Any) -> str | None:
-    """The cell that re-runs ``run``'s cell with ``hint``'s setting, marked with the advised
-    run's id; None when the hint has no setting or the run no cell."""
+IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def _name(names: dict | None, key: str) -> str | None:
+    value = (names or {}).get(key)
+    return value if isinstance(value, str) and IDENTIFIER.match(value) else None
+
+
+def hint_settings(hint: dict) -> list[tuple[str, str]]:
+    """Every ``(setting, value)`` a hint proposes (its ``settings``, else its ``setting``)."""
+    pairs = [(str(k), str(v)) for k, v in (hint.get("settings") or []) if k and v is not None]
+    if not pairs and hint.get("setting") and hint.get("value") is not None:
+        pairs = [(str(hint["setting"]), str(hint["value"]))]
+    return pairs
+
+
+def ready_cell(run: Any, hint: Any, names: dict | None = None) -> str | None:
+    """The cell that re-runs ``run``'s cell with ``hint``'s settings, marked with the advised
+    run's id; None when the hint has no setting or the run no cell. ``names``: the user's
+    names for the ``jupyter_perf`` module (``"module"``) and the session (``"spark"``)."""
     if not isinstance(hint, dict):
         return None
-    setting, value = hint.get("setting"), hint.get("value")
+    pairs = hint_settings(hint)
     body = cell_body(getattr(run, "source", "") or "")
-    if not setting or value is None or not body.strip() or getattr(run, "kind", "") != "cell":
+    if not pairs or not body.strip() or getattr(run, "kind", "") != "cell":
         return None
-    setting, value = str(setting), str(value)
+    spark = _name(names, "spark") or "spark"
+    module = _name(names, "module")
     header = f"%%perfmeasure {MARKER_OPTION} {run.run_id}"
     if getattr(run, "label", ""):
         header += f" --label {shlex.quote(str(run.label))}"
-    lines = [header, f"# jupyter-perf advice of run {run.run_id}: {setting}={value}"]
-    own = _own_set(setting)
-    if runtime_setting(setting) and own.search(body):
-        # the cell sets it itself: change its value there (a line before would be undone)
-        body = own.sub(lambda m: f"{m.group(1)}{value!r})", body)
-        lines[-1] += " (changed where the cell sets it)"
-    elif runtime_setting(setting):
-        lines.append(f"spark.conf.set({setting!r}, {value!r})")
-    else:
-        lines += [f"# {setting} is read when Spark starts: restart the session with it, e.g.",
-                  f"#   spark.stop(); spark = jupyter_perf.spark_session(**{{{setting!r}: "
-                  f"{value!r}}})"]
+    advice = ", ".join(f"{k}={v}" for k, v in pairs)
+    lines = [header, f"# jupyter-perf advice of run {run.run_id}: {advice}"]
+    at_start = []
+    for setting, value in pairs:
+        own = _own_set(setting)
+        if runtime_setting(setting) and own.search(body):
+            # the cell sets it itself: change its value there (a line before would be undone)
+            body = own.sub(lambda m, v=value: f"{m.group(1)}{v!r})", body)
+            if len(pairs) == 1:
+                lines[-1] += " (changed where the cell sets it)"
+            else:
+                lines.append(f"# {setting}: changed where the cell sets it")
+        elif runtime_setting(setting):
+            lines.append(f"{spark}.conf.set({setting!r}, {value!r})")
+        else:
+            at_start.append((setting, value))
+    if at_start:
+        conf = ", ".join(f"{k!r}: {v!r}" for k, v in at_start)
+        keys = ", ".join(k for k, _ in at_start)
+        lines.append(f"# {keys} {'is' if len(at_start) == 1 else 'are'} read when Spark starts: "
+                     "restart the session with "
+                     f"{'it' if len(at_start) == 1 else 'them'}, e.g.")
+        if module is None:
+            lines.append("#   import jupyter_perf")
+        lines.append(f"#   {spark}.stop(); {spark} = {module or 'jupyter_perf'}"
+                     f".spark_session(**{{{conf}}})")
     return "\n".join(lines + [body])
 
 
-def ready_cell_html(run: Any, hint: Any) -> str:
+def ready_cell_html(run: Any, hint: Any, names: dict | None = None) -> str:
     """The ready cell under a hint in the report: collapsed, escaped, with a Copy button."""
-    cell = ready_cell(run, hint)
+    cell = ready_cell(run, hint, names)
     if cell is None:
         return ""
     return ("<details class='jp-ready-cell'><summary>Re-run with this setting: a ready "

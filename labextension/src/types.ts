@@ -21,7 +21,7 @@ export interface IRunRow {
   verdict: string | null;
   /**
    * The bottleneck kind the analysis stored with the run: cpu | gc | shuffle |
-   * io | overhead | other_wait | core_wait | driver | python | none; null for
+   * io | overhead | other_wait | core_wait | driver | python | skew | scan | memory | none; null for
    * runs stored before it was computed or whose analysis failed.
    */
   verdict_category?: string | null;

@@ -214,10 +214,19 @@ def test_hints_carry_values_from_the_measured_data():
     assert b["value"] == "27m" and b["operator"] == "SortMergeJoin (#6)"
     assert "21.0 MiB" in b["text"] and b["predicted_ms"] is None
     assert "Suggestion, not simulated." in b["text"]
-    skew = by["spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes"]
-    assert skew["operator"] == "SortMergeJoin (#6)" and "4.0× the median" in skew["text"]
+    # the hot task read 4000 B, 4.0x the median: AQE (on by default) splits it only with a
+    # factor below 4, a threshold below 4000 B and an advisory size below it
+    [skew] = [h for h in a.hints if h["operator"] == "SortMergeJoin (#6)" and h["settings"]
+              and "skewJoin" in h["setting"]]
+    assert "4.0× its stage's median" in skew["text"]
+    assert dict(skew["settings"]) == {
+        "spark.sql.adaptive.skewJoin.skewedPartitionFactor": "3",
+        "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": "2000b",
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes": "1000b"}
+    assert "spark.sql.adaptive.enabled=true" not in skew["text"]      # already on
     for h in a.hints:
-        assert set(h) == {"operator", "text", "setting", "value", "predicted_ms", "cause"}
+        assert set(h) == {"operator", "text", "setting", "value", "predicted_ms", "cause",
+                          "settings"}
     assert a.summary()["hints"] == a.hints
 
 

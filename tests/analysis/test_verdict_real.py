@@ -122,7 +122,7 @@ def test_skew_and_straggler_labels_follow_one_rule(spark):
         nbytes = stage["input_bytes"] + stage["shuffle_read_bytes"]
         if row["bytes_read"] > 0 and (nbytes > 0).any():
             bytes_ratio = row["bytes_read"] / nbytes[nbytes > 0].median()
-            skew = row["duration_ratio"] >= 1.5 and bytes_ratio >= row["rate_ratio"]
+            skew = bytes_ratio >= 1.5        # the data decide (issue W3), not the clock
         else:
             skew = False
         assert (row["kind"] == "data_skew") == skew, row.to_dict()

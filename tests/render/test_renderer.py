@@ -145,3 +145,18 @@ def test_nbconvert_html_draws_every_report_offline(jp_browser, tmp_path):
     assert all("bokeh" not in u for u in outside), outside
     assert errors == []
     page.close()
+
+
+def test_the_verdict_is_a_short_headline_then_bullets(open_report, planned):
+    """Issue W item 4: one headline of at most ~120 characters that fits two lines at notebook
+    width, the rest as at most five bullets, the whole sentence on hover."""
+    s = planned.summary()
+    page = open_report(planned, width=700)
+    head = page.locator(".jp-perf-summary .jp-perf-headline")
+    assert head.inner_text() == s["verdict_headline_text"] and len(head.inner_text()) <= 120
+    assert head.get_attribute("title") == s["verdict"]
+    lines = head.evaluate("el => el.getBoundingClientRect().height / "
+                          "parseFloat(getComputedStyle(el).lineHeight)")
+    assert lines <= 2.05, lines
+    bullets = page.locator(".jp-perf-summary .jp-perf-verdict-bullets li").all_inner_texts()
+    assert bullets == s["verdict_bullets"] and len(bullets) <= 5

@@ -264,9 +264,20 @@ CASES = [pytest.param(run, tab, view, id=f"{run}-{view}")
          for run in RUNS for tab, views in TABLE_VIEWS.items() for view in views]
 
 
+HOST_NOISE = ("issue W: a straggler no measured cause explains, on data like its stage's, is "
+              "attributed to host noise instead of 'unexplained' (analysis/stragglers.py)")
+
 # Deliberate changes of meaning since the goldens were captured, each with today's value, the
 # new one and why. A change whose "today" no longer matches the golden fails (it is stale).
 KNOWN_CHANGES = {
+    ("synthetic", "stragglers", "stragglers"): {
+        "causes": (["unexplained", "JVM GC", "JVM GC"],
+                   ["host noise (no measured cause)", "JVM GC", "JVM GC"], HOST_NOISE),
+    },
+    ("skewed_join", "stragglers", "stragglers"): {
+        "causes": (["unexplained", "unexplained"],
+                   ["host noise (no measured cause)", "host noise (no measured cause)"], HOST_NOISE),
+    },
     ("synthetic", "summary", "jobs"): {
         "stages": ([3], [2], "a job's 'stages ran' no longer counts a stage id the job lists but "
                              "the window's stage table lacks (the synthetic job lists stage 2, "

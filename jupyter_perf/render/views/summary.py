@@ -208,6 +208,8 @@ def data(a: Analysis, ctx) -> dict:
     run = a.run
     return {
         "verdict": s["verdict"],
+        "headline": s.get("verdict_headline_text") or "",
+        "bullets": [str(b) for b in (s.get("verdict_bullets") or [])],
         "hints": hint_items(run, s.get("hints") or []),
         "warnings": [str(w) for w in (s.get("warnings") or [])],
         "breakdown": breakdown_segments(s["breakdown"]),

@@ -55,6 +55,9 @@ export interface IHint {
 export interface ISummaryData {
   basic?: boolean;
   verdict?: string;
+  /** issue W: one short headline, then at most five bullets (the full sentence: verdict) */
+  headline?: string;
+  bullets?: string[];
   hints?: IHint[];
   warnings: string[];
   breakdown: ISegment[];
@@ -386,7 +389,24 @@ export const summaryTab: ITab = {
     const d = ctx.data.tabs.summary as ISummaryData;
     const root = h('div', { class: 'jp-perf-summary' });
     el.append(root);
-    if (d.verdict) {
+    if (d.headline) {
+      root.append(
+        h(
+          'div',
+          { class: 'jp-perf-big jp-perf-headline', title: d.verdict },
+          d.headline
+        )
+      );
+      if (d.bullets && d.bullets.length) {
+        root.append(
+          h(
+            'ul',
+            { class: 'jp-perf-verdict-bullets' },
+            ...d.bullets.map(b => h('li', {}, b))
+          )
+        );
+      }
+    } else if (d.verdict) {
       root.append(h('div', { class: 'jp-perf-big' }, d.verdict));
     }
     if (d.hints && d.hints.length) {

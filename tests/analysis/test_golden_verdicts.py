@@ -1,0 +1,197 @@
+"""Golden verdicts (issue W item 5): real workloads on real Spark ``local[2]``, each with the
+verdict category, the operator its headline names and the hints it must get — quiet, and
+again with both cores hogged by other processes (the same answer both ways).
+
+One warmed-up session for the module (``golden_workloads.SESSION_CONF``), and its own for the
+spill case (``SPILL_CONF``: spark.memory.fraction is read when the context starts). Each
+workload runs once unmeasured (JIT, caches), then measured. The hogs are started re-parented
+away from pytest and killed by pid (``test_verdict_load.start_hogs``/``stop_hogs``).
+
+Tests assert behaviour (category, operator, hints), never time.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+import golden_workloads as gw
+import pytest
+from sparkhelpers import make_spark
+from test_verdict_load import start_hogs, stop_hogs
+
+import jupyter_perf as jp
+from jupyter_perf.analysis.hints import (
+    DEFAULTS,
+    default_value,
+    effective,
+    same_value,
+    version_tuple,
+)
+from jupyter_perf.analysis.verdict import HEADLINE_MAX, MAX_BULLETS
+
+pytestmark = [pytest.mark.spark4]
+
+# case -> (category, what the headline names, hint causes it must get, settings it must
+# propose, hint causes it must not get)
+GOLDEN = {
+    "skewed_join": ("skew", "SortMergeJoin on k = k", {"data_skew"},
+                    {"spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes"}, {"cpu"}),
+    "uniform_aggregate": ("cpu", "Aggregate", {"cpu"}, set(), {"data_skew", "python"}),
+    "python_udf": ("python", "BatchEvalPython slow_bucket", {"python"},
+                   {"spark.sql.execution.pythonUDF.arrow.enabled"}, {"other_wait"}),
+    "pandas_udf": ("python", "ArrowEvalPython slow_score", {"python_arrow"}, set(),
+                   {"other_wait", "python"}),
+    "parquet_scan": ("scan", "Scan parquet wide", {"scan"}, set(), {"cpu"}),
+    "wide_shuffle": ("shuffle", "Exchange round robin", {"shuffle_write"}, set(), {"cpu"}),
+    "driver_collect": ("driver", "Driver-bound", {"driver"}, set(), set()),
+    "gc_heavy": ("cpu", "ObjectHashAggregate by k", {"gc"}, set(), {"data_skew"}),
+    "cached_reread": ("cpu", "Aggregate", {"cpu"}, set(), {"scan", "io", "scan_cached"}),
+    "spill_sort": ("memory", "Sort by h", {"memory"}, {"spark.memory.fraction"}, set()),
+}
+# Spark 4.2+ runs a plain @udf with Arrow by default: no setting left to turn on
+ARROW_UDF = dict(GOLDEN, python_udf=("python", "ArrowEvalPython slow_bucket", {"python_arrow"},
+                                     set(), {"other_wait", "python"}))
+MAIN = [c for c in GOLDEN if c in gw.CASES]
+SPILL = [c for c in GOLDEN if c in gw.SPILL_CASES]
+PROPOSAL = re.compile(r"(spark\.[\w.]+)=([\w.\-]+)")
+
+
+def _measure(spark, fn):
+    fn(spark)                                   # warm: JIT, caches, Python workers
+    run = jp.measure(lambda: fn(spark), spark=spark, store=False)
+    return jp.analyze(run)
+
+
+def _measure_all(spark, cases: dict, names: list[str]) -> dict:
+    return {name: _measure(spark, cases[name]) for name in names}
+
+
+def _busy(measure):
+    hogs = start_hogs(len(os.sched_getaffinity(0)))
+    try:
+        return measure()
+    finally:
+        stop_hogs(hogs)
+
+
+@pytest.fixture(scope="module")
+def spark():
+    session = make_spark("local[2]", warm_up=True, **gw.SESSION_CONF)
+    gw.prepare(session)
+    gw.prepare_cached(session)
+    yield session
+
+
+@pytest.fixture(scope="module")
+def quiet(spark):
+    return _measure_all(spark, gw.CASES, MAIN)
+
+
+@pytest.fixture(scope="module")
+def busy(spark):
+    return _busy(lambda: _measure_all(spark, gw.CASES, MAIN))
+
+
+@pytest.fixture(scope="module")
+def spill_spark(spark):
+    session = make_spark("local[2]", warm_up=True, **gw.SPILL_CONF)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def spill_quiet(spill_spark):
+    return _measure_all(spill_spark, gw.SPILL_CASES, SPILL)
+
+
+@pytest.fixture(scope="module")
+def spill_busy(spill_spark):
+    return _busy(lambda: _measure_all(spill_spark, gw.SPILL_CASES, SPILL))
+
+
+def golden(name: str, version: str) -> tuple:
+    return (ARROW_UDF if version_tuple(version) >= (4, 2) else GOLDEN)[name]
+
+
+def check(name: str, a) -> None:
+    category, names, causes, settings, never = golden(name, a.run.spark_version)
+    s = a.summary()
+    got = {h["cause"] for h in s["hints"] if h["cause"]}
+    proposed = {k for h in s["hints"] for k, _ in h["settings"]}
+    detail = (f"{name}: {s['verdict_headline_text']}\n{s['verdict']}\n"
+              + "\n".join(f"  {h['cause'] or h['operator']}: {h['text']}" for h in s["hints"]))
+    print(f"GOLDEN {name}: {s['verdict_category']} | {s['verdict_headline_text']} | "
+          f"{sorted(got)} | {sorted(proposed)}")       # shown with -s: the golden table
+    assert s["verdict_category"] == category, detail
+    assert names in s["verdict_headline_text"], detail
+    assert causes <= got, detail
+    assert settings <= proposed, detail
+    assert not (never & got), detail
+    # words: one short headline, at most five bullets, no fact twice
+    assert len(s["verdict_headline_text"]) <= HEADLINE_MAX, detail
+    assert len(s["verdict_bullets"]) <= MAX_BULLETS, detail
+    assert len(set(s["verdict_bullets"])) == len(s["verdict_bullets"]), detail
+    check_no_idle_advice(a)
+
+
+def check_no_idle_advice(a) -> None:
+    """No hint proposes the value a setting already has in the run (issue W2)."""
+    run = a.run
+    for h in a.hints:
+        pairs = [tuple(p) for p in h["settings"]] + PROPOSAL.findall(h["text"])
+        for key, value in pairs:
+            now = effective(run, key)
+            assert not same_value(key, now, value), (key, value, now, h["text"])
+
+
+@pytest.mark.parametrize("name", MAIN)
+def test_golden_verdict_quiet(quiet, name):
+    check(name, quiet[name])
+
+
+def test_data_skew_from_bytes_not_the_clock(quiet):
+    skew = quiet["skewed_join"]
+    assert skew.skewed_stages and max(v["ratio"] for v in skew.skewed_stages.values()) >= 3
+    assert skew.summary()["top_operator"]["skew"]
+    for name in ("uniform_aggregate", "cached_reread", "python_udf", "parquet_scan"):
+        a = quiet[name]
+        s = a.summary()
+        assert s["stragglers"]["data_skew_count"] == 0 and not a.skewed_stages, s["verdict"]
+        assert not (s["top_operator"] or {}).get("skew"), s["verdict"]
+        assert "data-skewed" not in s["verdict"] and ", skewed" not in s["verdict"]
+        # a straggler on evenly sized data has a measured cause or is the host's noise
+        assert all(t["causes"] for t in s["stragglers"]["tasks"] if t["kind"] == "straggler")
+
+
+def test_the_defaults_table_is_the_running_sparks(spark):
+    """Each SQL default the hints rely on is what this Spark reports (not set by the session)."""
+    conf = dict(spark.sparkContext.getConf().getAll())
+    for key in DEFAULTS:
+        if not key.startswith("spark.sql.") or key in gw.SESSION_CONF or key in conf:
+            continue
+        ours = default_value(key, spark.version)
+        if ours is None:
+            continue
+        assert same_value(key, spark.conf.get(key), ours), (key, spark.conf.get(key), ours)
+
+
+@pytest.mark.parametrize("name", MAIN)
+def test_golden_verdict_busy(quiet, busy, name):
+    """With both cores hogged by other processes: the same category, operator and hints."""
+    check(name, busy[name])
+    q, b = quiet[name].summary(), busy[name].summary()
+    assert q["verdict_category"] == b["verdict_category"], (q["verdict"], b["verdict"])
+    assert {k for h in q["hints"] for k, _ in h["settings"]} == \
+        {k for h in b["hints"] for k, _ in h["settings"]}, (q["hints"], b["hints"])
+
+
+@pytest.mark.parametrize("name", SPILL)
+def test_golden_verdict_spill_quiet(spill_quiet, name):
+    check(name, spill_quiet[name])
+
+
+@pytest.mark.parametrize("name", SPILL)
+def test_golden_verdict_spill_busy(spill_quiet, spill_busy, name):
+    check(name, spill_busy[name])
+    assert spill_quiet[name].summary()["verdict_category"] == \
+        spill_busy[name].summary()["verdict_category"]

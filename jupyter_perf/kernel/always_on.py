@@ -270,4 +270,17 @@ def always_on_for(shell) -> AlwaysOn:
         add_always_on(found)
         shell.events.register("pre_run_cell", found.pre_run_cell)
         shell.events.register("post_run_cell", found.post_run_cell)
+        # IPython transforms a cell before pre_run_cell: a cell that reads the name a
+        # `%%perfmeasure -o NAME` cell binds after it returned ("run" alone) would become the
+        # %run automagic if the name is not bound yet. The first cleanup transformer waits.
+        transformers = getattr(shell, "input_transformers_cleanup", None)
+        if isinstance(transformers, list):
+            transformers.insert(0, wait_for_bound_names)
     return found
+
+
+def wait_for_bound_names(lines: list[str]) -> list[str]:
+    """An IPython input transformer (cleanup stage, first): waits until every pending finish of
+    a ``%%perfmeasure -o NAME`` cell has bound its name, then leaves the cell as it is."""
+    wait_pending(binds_only=True)
+    return lines

@@ -114,6 +114,24 @@ def test_a_perfmeasure_cell_under_always_on_is_measured_once(lk):
     assert not run["always_on"] and run["run_id"] in after
 
 
+def test_a_bare_name_bound_by_o_is_the_run_not_the_run_automagic(lk):
+    """`%%perfmeasure -o run` then a cell that is just `run` (the quickstart notebook does this):
+    IPython transforms a cell before its pre-run event, and would make `run` the %run automagic
+    while the name is not bound yet; the cell waits for the binding first. The finish is held by
+    the gate until the second cell has been sent, so the name cannot be bound in time by luck."""
+    lk.close_gate()
+    first = lk(f"%%perfmeasure -o run\nrows = {QUERY}")
+    assert first.reply["content"]["status"] == "ok"
+    msg_id = lk.send("run")                  # sent while the run is still held back
+    lk.open_gate()
+    second = lk.finish(msg_id)
+    assert second.reply["content"]["status"] == "ok", second.reply["content"]
+    shown = [m["content"]["data"]["text/plain"] for m in second.messages
+             if m["msg_type"] == "execute_result"]
+    run_id = lk.value("run.run_id")
+    assert len(shown) == 1 and run_id in shown[0], shown
+
+
 def test_the_next_cell_starts_while_the_previous_one_finishes_without_mixing(lk):
     lk.close_gate()
     a = lk(f"a0 = _jp_jobs()\nrows = {QUERY}\na1 = _jp_jobs()")

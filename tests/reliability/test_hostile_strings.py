@@ -40,13 +40,8 @@ def test_hostile_job_descriptions_and_column_names_are_kept_and_escaped(spark_lo
     assert "<img src=x" not in html and "<b>x</b>" not in html
     # the page carries them as data (the renderer writes them as text: tests/render's browser
     # tests): kept whole in the report's data, never as markup in the page
-    import json
-    import re
-
-    from jupyter_perf.constants import REPORT_MIME_TYPE
-    from jupyter_perf.render.views import decode_data
-    (payload,) = re.findall(rf'<script type="{re.escape(REPORT_MIME_TYPE)}">(.*?)</script>', html, re.S)
-    data = decode_data(json.loads(payload)["data"])
+    from reportpage import page_data
+    data = page_data(html)
     jobs = data["tabs"]["summary"]["jobs"]
     descriptions = [j["description"] for j in jobs]
     assert descriptions and all(d == HOSTILE for d in descriptions)

@@ -106,7 +106,10 @@ def test_secrets_in_the_spark_conf_are_redacted_in_store_and_report(spark):
     assert conf["spark.app.token.note"] == REDACTED             # key matches: redacted too
     assert conf["spark.master"] == "local[2]"
     stored = default_store().load(run.run_id)
-    assert "hunter2" not in str(stored.extra) and "hunter2" not in jp.report_html(run)
+    from reportpage import page_text
+    html = jp.report_html(run)
+    assert "hunter2" not in str(stored.extra) and "hunter2" not in html
+    assert "hunter2" not in page_text(html)              # nor in the report's data
 
 
 # Last in the module: it stops the module's session.

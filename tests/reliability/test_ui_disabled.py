@@ -26,4 +26,7 @@ def test_listener_only_report(spark):
     assert sums.to_dict() == listener.astype(float).to_dict()
     a = jp.analyze(run)
     assert a.summary()["verdict"] and a.model_error <= 0.25
-    assert "spark.ui.enabled=false" in jp.report_html(a)
+    # the report says so: the warning travels in the report's data (the Summary shows it)
+    from reportpage import page_data
+    data = page_data(jp.report_html(a))
+    assert any("spark.ui.enabled=false" in w for w in data["tabs"]["summary"]["warnings"])

@@ -19,8 +19,10 @@ export async function showModel(
 
 export function removeViews(bokeh: IBokehApi, views: any[]): void {
   const docs = new Set(views.map(v => v?.model?.document).filter(d => !!d));
+  const index = (bokeh as any).index;
   for (const view of views) {
     view?.remove?.();
+    index?.delete?.(view); // Plotting.show registered it among the page's root views
   }
   for (const doc of docs) {
     const i = bokeh.documents.indexOf(doc);

@@ -77,4 +77,14 @@ def cell_line_label(run: Any, call_site: Any) -> str | None:
     return mapped["label"] if mapped else None
 
 
-__all__ = ["map_call_site", "run_call_site", "cell_line_label"]
+def call_site_shown(run: Any, call_site: Any) -> tuple[str, str]:
+    """What a table shows for a stage's or job's call site, and its hover text: "collect at
+    cell line 11" with the line's text when it points into the run's cell, else Spark's own
+    name and no hover text (a missing name: empty)."""
+    if not isinstance(call_site, str):
+        return "", ""
+    mapped = run_call_site(run, call_site)
+    return (mapped["label"], mapped["text"]) if mapped else (call_site, "")
+
+
+__all__ = ["map_call_site", "run_call_site", "cell_line_label", "call_site_shown"]

@@ -6,7 +6,7 @@ from plan_synth import attach, node
 from test_operators import join_run
 
 from jupyter_perf.analysis import analyze
-from jupyter_perf.analysis.callsite import map_call_site, run_call_site
+from jupyter_perf.analysis.callsite import call_site_shown, map_call_site, run_call_site
 from jupyter_perf.analysis.hints import (
     changes,
     default_value,
@@ -149,8 +149,15 @@ def test_stage_and_job_rows_carry_their_cell_line():
     s = analyze(run).summary()
     assert s["stages"][0]["cell_line"]["label"] == "collect at cell line 3"
     assert s["jobs"][0]["cell_line"]["text"] == "rows = df.collect()"
+    # what the Stages and Jobs tables show: the cell line with its text on hover, else Spark's
+    # name (a missing name: nothing)
+    assert call_site_shown(run, "collect at /tmp/ipykernel_7/11.py:3") == (
+        "collect at cell line 3", "rows = df.collect()")
+    assert call_site_shown(run, "collect at /home/u/lib.py:3") == ("collect at /home/u/lib.py:3", "")
+    assert call_site_shown(run, float("nan")) == ("", "")
     run.kind = "function"
     assert run_call_site(run, "collect at /tmp/ipykernel_7/11.py:3") is None
+    assert call_site_shown(run, "collect at /tmp/ipykernel_7/11.py:3")[1] == ""
 
 
 def test_uniform_data_is_never_skew_and_skewed_data_always_is():

@@ -34,6 +34,8 @@ FORMATS = {
     "int": re.compile(r"^\d{1,3}(,\d{3})*$"),
 }
 MS_COLS = ["task_time_ms", *QUANTILES]
+CELL_FILE = "/tmp/ipykernel_4242/2750918563.py"
+CELL_SOURCE = "%%perfmeasure\ndf = spark.range(10)\nrows = df.collect()  # <b>line</b>\n"
 BYTES_COLS = list(stages.BYTES)
 
 # The drawn table: headers (key, title, tooltip, class) and rows (source row, cells).
@@ -46,7 +48,9 @@ READ_TABLE = """(view) => {
     cells: [...tr.children].map((td) => ({
       text: td.textContent, value: td.dataset.value === undefined ? null : td.dataset.value,
       href: td.querySelector('a') ? td.querySelector('a').getAttribute('href') : null,
-      fits: [...td.querySelectorAll('.jp-perf-wrap')].every((s) => s.scrollWidth <= s.clientWidth + 1)
+      fits: [...td.querySelectorAll('.jp-perf-wrap')].every((s) => s.scrollWidth <= s.clientWidth + 1),
+      hover: td.querySelector('.jp-perf-callsite[title]')
+        ? td.querySelector('.jp-perf-callsite').getAttribute('title') : null
     }))}));
   return {cols, rows};
 }"""
@@ -58,7 +62,11 @@ def _run():
     stages_ = run.stages.copy()
     long_site = "collect at /very/long/path/" + "segment/" * 30 + f"notebook.py:42 {HOSTILE}"
     stages_.loc[stages_.index[1], "name"] = long_site
+    # the first stage's action is on line 3 of the measured cell (the kernel's file for it)
+    stages_.loc[stages_.index[0], "name"] = f"collect at {CELL_FILE}:3"
     run.stages = stages_
+    run.kind, run.source = "cell", CELL_SOURCE
+    run.extra["cell_file"] = CELL_FILE
     run.extra["ui_url"] = UI
     return run
 
@@ -160,6 +168,7 @@ def _cells(table: dict) -> list[dict]:
 
 def test_table_shows_every_stage_that_ran_in_one_format_per_column(page, view):
     rows = view["rows"]
+    assert sum(x == "collect at cell line 3" for x in rows["call_site"]) == 1
     table = page.evaluate(READ_TABLE, "stages")
     cols = {c["key"]: c for c in table["cols"]}
     drawn = _cells(table)
@@ -170,8 +179,15 @@ def test_table_shows_every_stage_that_ran_in_one_format_per_column(page, view):
         assert r["stage_id"]["text"] == str(rows["stage_id"][i])
         assert r["stage_id"]["href"] == (f"{UI}/stages/stage/?id={rows['stage_id'][i]}"
                                          f"&attempt={rows['attempt'][i]}")
-        assert r["name"]["text"] == rows["name"][i]          # hostile: text, whole
-        assert r["name"]["fits"], "the call site is cut off"
+        # the call site: the cell's line where it points into the cell, else Spark's name
+        # (hostile: text, whole)
+        assert r["call_site"]["text"] == rows["call_site"][i]
+        in_cell = rows["name"][i] == f"collect at {CELL_FILE}:3"
+        assert r["call_site"]["text"] == (
+            "collect at cell line 3" if in_cell else rows["name"][i])
+        assert r["call_site"]["fits"], "the call site is cut off"
+        assert r["call_site"]["hover"] == (
+            "cell line: rows = df.collect()  # <b>line</b>" if in_cell else None)
         assert r["status"]["text"] == rows["status"][i]
         assert r["operators"]["text"] == rows["operators"][i] and r["operators"]["fits"]
         for key in MS_COLS:

@@ -286,8 +286,20 @@ KNOWN_CHANGES = {
 }
 
 
+# Columns renamed on purpose (today's key -> the renderer's key), with why. The values must
+# still equal today's wherever the reason does not change them.
+RENAMED = {
+    ("stages", "name"): ("call_site", "a call site into the measured cell reads 'collect at "
+                                      "cell line N' (issue W); Spark's name elsewhere"),
+    ("jobs", "name"): ("call_site", "as for stages"),
+}
+
+
 def expected(run: str, tab: str, view: str) -> dict:
     want = dict(golden(run)[tab][view])
+    for (renamed_view, old), (new, _why) in RENAMED.items():
+        if renamed_view == view and old in want:
+            want[new] = want.pop(old)
     for col, (today, now, why) in KNOWN_CHANGES.get((run, tab, view), {}).items():
         assert want[col] == today, f"{run}/{view}/{col}: stale known change ({why})"
         want[col] = now

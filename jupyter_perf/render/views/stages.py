@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ...analysis import Analysis
+from ...analysis.callsite import call_site_shown
 from ...analysis.components import COMPONENTS, KEYS
 from ...analysis.components import as_json as components_json
 from ..style import ESTIMATED_HATCH
@@ -63,6 +64,11 @@ def bar_rows(st: pd.DataFrame, skipped: np.ndarray) -> list[int]:
     return [int(st.index.get_loc(i)) for i in top.index]
 
 
+def _call_sites(a: Analysis, names: list) -> dict[str, list[str]]:
+    shown = [call_site_shown(a.run, x) for x in names]
+    return {"call_site": [x[0] for x in shown], "call_site_text": [x[1] for x in shown]}
+
+
 def data(a: Analysis, ctx) -> dict:
     st = stage_rows(a).reset_index(drop=True)
     n = len(st)
@@ -76,6 +82,9 @@ def data(a: Analysis, ctx) -> dict:
         "skipped": skipped.tolist(),
         "operators": [a.stage_operators.get(int(s), "") for s in st["stage_id"]],
         "name": st["name"].fillna("").astype(str).tolist() if "name" in st else [""] * n,
+        # the call site as "collect at cell line 11" (the line's text on hover) where it points
+        # into the measured cell, else Spark's name
+        **_call_sites(a, st["name"].tolist() if "name" in st else [None] * n),
         "task_attempts": st["task_attempts"].astype(int).tolist(),
         "failed_tasks": st["failed_tasks"].astype(int).tolist(),
         "task_time_ms": st["task_time_ms"].astype(float).tolist(),

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ...analysis import Analysis
 from ...analysis.breakdown import task_breakdown, totals
+from ...analysis.callsite import call_site_shown
 from ...analysis.components import BY_KEY, COMPONENTS
 from ...model import Run
 from ..advice import ready_cell
@@ -182,6 +183,7 @@ def job_rows(a: Analysis, s: dict) -> list[dict]:
         out.append({
             "job_id": -1 if pd.isna(jid) else int(jid),
             "description": text(rec.get("description")), "name": text(rec.get("name")),
+            **dict(zip(("call_site", "call_site_text"), call_site_shown(run, rec.get("name")))),
             "status": text(rec.get("status")),
             "duration_ms": j.get("duration_ms") or 0.0,
             "stages": len(mine),

@@ -54,3 +54,20 @@ export function uiLink(
     text
   );
 }
+
+/**
+ * A stage's or job's call site as the views show it: "collect at cell line 11"
+ * with the line's text on hover (where it points into the measured cell), else
+ * Spark's own name.
+ */
+export function callSite(label: unknown, lineText: unknown): HTMLElement {
+  const text = String(lineText ?? '');
+  return h(
+    'span',
+    {
+      class: 'jp-perf-wrap jp-perf-callsite',
+      title: text ? `cell line: ${text}` : undefined
+    },
+    String(label ?? '')
+  );
+}

@@ -11,7 +11,7 @@
  */
 import { formatDuration } from '../../format';
 import { showModel } from '../bokeh';
-import { h, uiLink } from '../dom';
+import { callSite, h, uiLink } from '../dom';
 import { addStyles } from '../style';
 import { taskData } from '../tasks';
 import { IColumn, ITableHandle, rowsOf, table } from '../table';
@@ -133,10 +133,10 @@ function columns(d: IStagesData, ui: string | null, inMs: boolean): IColumn[] {
   }
   cols.push(
     {
-      key: 'name',
+      key: 'call_site',
       title: 'call site',
-      format: v => wrapped(v),
-      help: "Spark's stage name: where the code called the action"
+      format: (v, row) => callSite(v, row.call_site_text),
+      help: "where the code called the action: the measured cell's line (its text on hover), else Spark's stage name"
     },
     {
       key: 'task_attempts',

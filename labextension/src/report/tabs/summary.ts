@@ -16,7 +16,7 @@ import {
   UNKNOWN
 } from '../../format';
 import { showModel } from '../bokeh';
-import { Child, h } from '../dom';
+import { callSite, Child, h } from '../dom';
 import { addStyles } from '../style';
 import { IColumn, table } from '../table';
 import { ITab, ITabContext } from '../types';
@@ -335,7 +335,12 @@ function hintNode(hint: IHint): HTMLElement {
 const JOB_COLUMNS: IColumn[] = [
   { key: 'job_id', title: 'job', format: 'int' },
   { key: 'description', title: 'description', format: 'text' },
-  { key: 'name', title: 'call site', format: 'text' },
+  {
+    key: 'call_site',
+    title: 'call site',
+    format: (v, row) => callSite(v, row.call_site_text),
+    help: "where the code called the action: the measured cell's line (its text on hover), else Spark's job name"
+  },
   { key: 'status', title: 'status', format: 'text' },
   {
     key: 'duration_ms',

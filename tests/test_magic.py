@@ -228,3 +228,24 @@ def test_analyze_a_past_application_event_log(shell):
     assert jp.last_run().kind == "eventlog" and len(jp.last_run().tasks) > 0
     result, cap = run_cell(shell, "%perfmeasure analyze /no/such/eventlog")
     assert result.error_in_exec is None and cap.stderr.count("\n") == 1
+
+
+def test_the_run_keeps_the_users_names_and_the_cells_file(shell, spark_local):
+    """Issue W: the advice's ready cell speaks the user's names for the module and the session,
+    and Spark's call sites map to the cell's lines through the kernel's file for the cell."""
+    import jupyter_perf
+    from jupyter_perf.render.advice import ready_cell
+
+    shell.user_ns["jpx"] = jupyter_perf
+    shell.user_ns["sess"] = spark_local              # an alias: the usual name 'spark' wins
+    result, _ = run_cell(shell, "%%perfmeasure -o named\n"
+                                "rows = spark.range(0, 1000, 1, 2).collect()\n")
+    assert result.error_in_exec is None
+    run = shell.user_ns["named"]
+    names = run.extra["names"]
+    assert names["spark"] == "spark" and shell.user_ns[names["module"]] is jupyter_perf
+    assert any(str(x).endswith(f"{run.extra['cell_file']}:2") for x in run.jobs["name"])
+    [job] = analyze(run).summary()["jobs"]
+    assert job["cell_line"]["label"] == "collect at cell line 2"
+    cell = ready_cell(run, {"setting": "spark.executor.memory", "value": "2g"})
+    assert f"spark = {names['module']}.spark_session(" in cell and "import jupyter_perf" not in cell

@@ -175,6 +175,8 @@ class PerfMagics(Magics):
                 window.run.extra["cell_id"] = cell_id     # lets the sidebar find the cell
             if args.advised_by:
                 window.run.extra["advised_by"] = args.advised_by   # compared when it ends
+            # the user's names for the module and the session, for the advice's ready cells
+            window.run.extra["names"] = user_names(ns, spark)
             handover()              # a finishing window copies the listener buffers first
             window.start()
         except Exception as exc:   # e.g. the session was stopped: never lose the cell itself
@@ -187,7 +189,7 @@ class PerfMagics(Magics):
             return self._run_plain(cell, header)
         try:
             with plain_sigint():
-                value = self._run_plain(cell, header)
+                value = self._run_plain(cell, header, window.run.extra)
         except BaseException as exc:
             interrupt = interrupt_in(exc)
             if interrupt is not None:
@@ -203,8 +205,9 @@ class PerfMagics(Magics):
         self._finish(window, live, args, "ok", "")
         return value
 
-    def _run_plain(self, cell: str, header: str = "%%perfmeasure"):
-        """Run the cell body as IPython would; return the last expression's value.
+    def _run_plain(self, cell: str, header: str = "%%perfmeasure", extra: dict | None = None):
+        """Run the cell body as IPython would; return the last expression's value. ``extra``
+        (a run's) gets ``cell_file``, the file name Spark's call sites will name for the cell.
 
         If the body raises, its traceback shows as a plain cell's would: the user's frames
         only, under the cell's own number, with line numbers as the editor shows them (the
@@ -214,6 +217,8 @@ class PerfMagics(Magics):
         source = shell.transform_cell(cell)
         # the cell as the user sees it, for the traceback's context lines
         filename = shell.compile.cache(f"{utf8_safe(header)}\n{source}", cell_number(shell))
+        if extra is not None:
+            extra["cell_file"] = filename
         tree = shell.compile.ast_parse("\n" + source, filename=filename)   # body from line 2
         tree = shell.transform_ast(tree)
         last = None
@@ -252,6 +257,23 @@ def _quietly(fn, *args) -> None:
         pass
 
 
+
+
+def user_names(ns: dict, spark) -> dict:
+    """The names the user's namespace gives the ``jupyter_perf`` module and ``spark``'s
+    session (``{"module": "jp", "spark": "spark"}``); a name not found is left out."""
+    module = sys.modules.get("jupyter_perf")
+    out: dict = {}
+    for name, value in list(ns.items()):
+        if name.startswith("_") or not name.isidentifier():
+            continue
+        if "module" not in out and module is not None and value is module:
+            out["module"] = name
+        if "spark" not in out and spark is not None and value is spark:
+            out["spark"] = name
+    if ns.get("spark") is spark:
+        out["spark"] = "spark"                 # the usual name wins over an alias
+    return out
 
 
 def cell_number(shell) -> int:

@@ -73,9 +73,12 @@ def hint_settings(hint: dict) -> list[tuple[str, str]]:
 def ready_cell(run: Any, hint: Any, names: dict | None = None) -> str | None:
     """The cell that re-runs ``run``'s cell with ``hint``'s settings, marked with the advised
     run's id; None when the hint has no setting or the run no cell. ``names``: the user's
-    names for the ``jupyter_perf`` module (``"module"``) and the session (``"spark"``)."""
+    names for the ``jupyter_perf`` module (``"module"``) and the session (``"spark"``); by
+    default the names the kernel recorded with the run (``run.extra["names"]``)."""
     if not isinstance(hint, dict):
         return None
+    if names is None:
+        names = (getattr(run, "extra", None) or {}).get("names")
     pairs = hint_settings(hint)
     body = cell_body(getattr(run, "source", "") or "")
     if not pairs or not body.strip() or getattr(run, "kind", "") != "cell":

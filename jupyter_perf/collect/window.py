@@ -66,6 +66,7 @@ class ClassicWindow:
         self._tagged = False
         self._sql_mark = None     # where Spark's SQL execution list ended at start (sql.py)
         self._first_job: int | None = None   # the id of the first job started after start()
+        self.next_job_at_end: int | None = None   # the scheduler's job count when the cell ended
 
     def _context(self, spark):
         """The driver's SparkContext (a Spark Connect window has none: connect_window.py)."""
@@ -181,6 +182,14 @@ class ClassicWindow:
                 run.listener_stages = stages[stages["stageId"].isin(ids)].reset_index(drop=True)
         if run.jobs.empty and status == "ok" and not self.stopped:
             run.status = "no-jobs"
+        elif run.jobs.empty and not self.stopped and self._first_job is not None:
+            # a failed or interrupted cell without jobs: did the scheduler start any (then
+            # they could not be collected) or did the cell fail before its first?
+            end = self.next_job_at_end   # set at the seal (a later cell may have run jobs)
+            if end is None:
+                end = self._safely("read the scheduler's job count", self._next_job_id)
+            if end is not None:
+                run.extra["jobs_started"] = max(0, int(end) - int(self._first_job))
         return run
 
     @property

@@ -25,6 +25,7 @@ import atexit
 import logging
 import os
 import queue
+import re
 import sys
 import threading
 import time
@@ -105,10 +106,7 @@ def finish_window(shell, window, live, opts: Options, status: str, error: str,
     text = None
     try:
         if no_jobs:
-            text = "perfmeasure: " + (
-                f"no Spark jobs ran in this cell ({fmt.ms(run.wall_ms)}); nothing to "
-                "profile" if run.status == "no-jobs" else
-                "no Spark job of this cell could be collected; see the line(s) below")
+            text = "perfmeasure: " + no_jobs_line(run)
         elif opts.no_report:
             text = (f"perfmeasure: {run.describe()}"
                     + (f" — %perfmeasure show {run.run_id}" if stored else ""))
@@ -118,7 +116,9 @@ def finish_window(shell, window, live, opts: Options, status: str, error: str,
     except Exception as exc:   # rendering failed: the run is kept, the cell is untouched
         text = (f"perfmeasure: could not show the report ({one_line(exc)}); "
                 f"{run.describe()}")
-    if no_jobs or opts.no_report:   # no report: one line each
+    # the cell failed before any job: its own error, right below, says why — one quiet line
+    quiet = no_jobs and (run.extra or {}).get("jobs_started") == 0
+    if (no_jobs or opts.no_report) and not quiet:   # no report: one line each
         for warning in run.warnings[:-1] if not stored else run.warnings:
             say(f"perfmeasure: {warning}")
     if not stored and (text is not None or not deferred):
@@ -130,6 +130,21 @@ def finish_window(shell, window, live, opts: Options, status: str, error: str,
         from .verbs import show_advised
         show_advised(opts.advised_by, run)
     return run
+
+
+def no_jobs_line(run) -> str:
+    """The one line under a measured cell that ran no Spark job: quiet when the cell's own
+    exception (shown right below it) is why."""
+    if run.status == "no-jobs":
+        return f"no Spark jobs ran in this cell ({fmt.ms(run.wall_ms)}); nothing to profile"
+    before_any = (run.extra or {}).get("jobs_started") == 0   # the window counted none
+    if run.status == "interrupted" and before_any:
+        return "the cell was interrupted before any Spark job ran — nothing to measure"
+    if run.status == "failed" and before_any:
+        m = re.match(r"\s*([A-Za-z_][\w.]*)", run.error or "")
+        raised = m.group(1).rsplit(".", 1)[-1] if m else "an exception"
+        return f"the cell raised {raised} before any Spark job ran — nothing to measure"
+    return "no Spark job of this cell could be collected; see the line(s) below"
 
 
 def _replace(live, bundle, message: str) -> None:
@@ -263,6 +278,8 @@ def seal(window) -> Sealed:
     if window.poller is not None:
         window.poller.end_loop()
     window._untag()                          # the main thread's job tag, before it runs more
+    if hasattr(window, "_next_job_id"):
+        window.next_job_at_end = window._next_job_id()   # did the cell start any job?
     if window.host_cpu is not None:
         rows = window.host_cpu.stop()        # the last sample: now
         window.host_cpu = _StoppedSampler(rows, window.host_cpu.error)

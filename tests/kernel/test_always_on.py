@@ -189,6 +189,26 @@ def test_off_stops_measuring(lk):
     assert outputs(cell) == ["execute_result"], cell.messages
     assert stored_ids(lk) == before
 
+def test_a_cell_failing_before_any_job_says_so_in_one_quiet_line(lk):
+    """Issue W: a measured cell that raises before its first Spark job (a missing table) shows
+    the user's exception and, under the cell, one line that does not read as the tool's
+    failure."""
+    lk("%perfmeasure off")
+    cell = lk("%%perfmeasure\nspark.table('no_such_table_w').count()\n")
+    assert cell.reply["content"]["status"] == "error"
+    assert cell.reply["content"]["ename"] == "AnalysisException"
+    display_id = collecting_id(cell)
+    assert display_id
+    line = lk.wait_for(lambda m: m["msg_type"] == "update_display_data"
+                       and m["content"].get("transient", {}).get("display_id") == display_id)
+    text = line["content"]["data"]["text/plain"]
+    assert text == ("perfmeasure: the cell raised AnalysisException before any Spark job ran — "
+                    "nothing to measure")
+    lk("import jupyter_perf.kernel.handoff as _h; _h.wait_pending()")
+    run = run_summary(lk)
+    assert run["status"] == "failed" and run["jobs"] == []
+
+
 
 def test_a_kernel_shutdown_waits_for_the_pending_finish(lk):
     """Last: shuts the kernel down with a run still held back by the gate."""
@@ -205,3 +225,4 @@ def test_a_kernel_shutdown_waits_for_the_pending_finish(lk):
     lk.km.finish_shutdown(waittime=180)
     store = RunStore(lk.home)
     assert pending in [r["run_id"] for r in store.list(limit=1000)]
+

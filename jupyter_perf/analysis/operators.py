@@ -43,7 +43,7 @@ import pandas as pd
 from ..model import Run
 from .components import KEYS
 from .operator_labels import operator_label
-from .stragglers import MIN_EXCESS_MS, THRESHOLD
+from .stragglers import MIN_EXCESS_MS
 from .timeline import Timeline, is_success, parse_parent_ids
 
 # Physical plan nodes that evaluate Python in Python workers (Spark 3.5 and 4.x names).
@@ -435,7 +435,7 @@ def _table(run: Run, tl: Timeline, nodes: dict, acc: dict, total_time: float) ->
             "source": _source(node),
             "spill_bytes": node.metric("spill size"),
             "peak_memory_bytes": node.metric("peak memory"),
-            "skew": bool(ratio >= THRESHOLD and a.time > 0),
+            "skew": False,   # from data, not durations: set by Analysis.operators
             "skew_ratio": ratio,
             "python_udf_ms": python_time(node),
             "driver_ms": driver,

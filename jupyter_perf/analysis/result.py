@@ -489,10 +489,19 @@ class Analysis:
     def _operators(self) -> OperatorResult:
         return attribute(self.run, self.timeline, self.task_breakdown, self.plan)
 
-    @property
+    @functools.cached_property
     def operators(self) -> pd.DataFrame:
-        """One row per plan operator, most expensive first (``analysis/operators.COLUMNS``)."""
-        return self._operators.table
+        """One row per plan operator, most expensive first (``analysis/operators.COLUMNS``).
+        ``skew``: the operator ran in a stage with data-skewed tasks (bytes per task against
+        the stage's median, :attr:`skewed_stages`), never from durations alone (a slow task
+        on uniform data is host noise or a measured cause); ``skew_ratio`` stays the longest
+        task over the median one, as the Query tab shows it."""
+        table = self._operators.table
+        if len(table):
+            skewed = set(self.skewed_stages)
+            table = table.assign(skew=[bool(set(ids or []) & skewed) and t > 0 for ids, t
+                                       in zip(table["stage_ids"], table["task_time_ms"])])
+        return table
 
     @functools.cached_property
     def top_operator(self) -> dict | None:
@@ -504,8 +513,6 @@ class Analysis:
             return None
         top = jsonable(busy.iloc[0].to_dict())
         top["line"] = cell_line(self.run, int(top["execution_id"]))
-        # skewed by its data (bytes per task against the stage's median), not its clock
-        top["skew"] = bool(set(top.get("stage_ids") or []) & set(self.skewed_stages))
         return top
 
     @property

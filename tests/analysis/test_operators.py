@@ -63,6 +63,19 @@ def row(a, node_id, execution_id=0):
     return ops[(ops["node_id"] == node_id) & (ops["execution_id"] == execution_id)].iloc[0]
 
 
+def test_a_slow_task_on_uniform_data_does_not_make_its_operator_skewed():
+    """Issue W: the skew flag follows bytes per task, not durations: the same 4× slower join
+    task reading as much as the others is no data skew (its ratio of durations still shows)."""
+    tasks = [t if t.get("stage_id") != 2 else {**t, "shuffle_read_bytes": 1000}
+             for t in join_tasks()]
+    a = analyze(attach(make_run(tasks, slots=4), join_plan()))
+    assert a.skewed_stages == {}
+    assert not a.operators["skew"].any()
+    top = a.operators.iloc[0]
+    assert top["name"] == "SortMergeJoin" and top["skew_ratio"] == 4.0
+    assert not a.top_operator["skew"] and ", skewed" not in a.summary()["verdict"]
+
+
 def test_the_join_is_the_top_operator_and_carries_the_skew_flag():
     a = analyze(join_run())
     ops = a.operators

@@ -108,7 +108,7 @@ function skewText(r: IOperatorRow): string {
   }
   return (
     `max task ${pyFixed(r.skew_ratio, 1)}× its stage's median` +
-    (r.skew ? ' (skewed)' : '')
+    (r.skew ? ' (data skew: bytes per task)' : '')
   );
 }
 

@@ -464,9 +464,9 @@ class Analysis:
         skew = self.skewed_stages
         if skew and self.wall_ms > 0:
             from .hints import hot_key
-            sk = self.stragglers[self.stragglers["kind"] == "data_skew"]
-            excess = float((sk["duration_ms"] - sk["stage_median_ms"]).clip(lower=0).sum())
+            excess = sum(v["excess_ms"] for v in skew.values())
             out["skew_share"] = excess / total if total > 0 else 0.0
+            out["skew_tasks"] = sum(v["tasks"] for v in skew.values())
             out["skew_ratio"] = max(min(v["ratio"], 1e6) for v in skew.values())
             keyed = [r for r in (table.to_dict("records") if len(table) else [])
                      if set(r["stage_ids"] or []) & set(skew) and r["task_time_ms"] > 0

@@ -15,7 +15,9 @@ Definitions (per stage attempt, over its successful task attempts):
   1.5× the median's bytes is data skew however fast or slow it processed them, and a task
   with the median's bytes never is). Every other slow task is a **straggler**. The label
   follows the bytes, which repeated runs of a query reproduce; only whether a task counts at
-  all follows its duration.
+  all follows its duration. A stage needs at least ``MIN_SKEW_PEERS`` successful tasks that
+  read data for skew to mean anything: the "median" of two tasks is their mean, and two
+  uneven partitions (AQE coalescing, Parquet row groups falling into splits) are no hot key.
 * **cause X** explains a straggler if it would not be one had X taken zero time for every task
   of the stage. Causes (non-exclusive): scheduler delay, deserialization, input read (est.),
   shuffle read, shuffle write, GC; **output skew** (a straggler by input rate but not by output
@@ -43,6 +45,8 @@ from .components import BY_KEY
 from .timeline import Timeline, is_success
 
 THRESHOLD = 1.5
+MIN_SKEW_PEERS = 3
+SKEW_MATTERS = 0.05    # share of the run's task time a stage's skewed tasks ran beyond its median
 MIN_EXCESS_MS = 20.0
 
 # The breakdown component whose time each time cause takes away: the cause is shown by that
@@ -122,11 +126,13 @@ def progress(d: np.ndarray, nbytes: np.ndarray, groups: _Groups,
 
 
 def bytes_ratio(nbytes, groups: _Groups, ok, by_rate) -> np.ndarray:
-    """Per task: its bytes over its stage's median bytes (0 where rate is by duration)."""
+    """Per task: its bytes over its stage's median bytes (0 where rate is by duration, or
+    where fewer than ``MIN_SKEW_PEERS`` successful tasks of the stage read data)."""
     if not by_rate.any():
         return np.zeros(len(nbytes))
+    peers = np.bincount(groups.codes[ok & by_rate], minlength=groups.n)[groups.codes]
     med_b = np.nan_to_num(groups.median(nbytes, ok & by_rate)[groups.codes], nan=0.0)
-    return np.where(by_rate, _div(nbytes, med_b), 0.0)
+    return np.where(by_rate & (peers >= MIN_SKEW_PEERS), _div(nbytes, med_b), 0.0)
 
 
 def classify(d, p, ok, b_ratio, threshold=THRESHOLD,
@@ -291,14 +297,24 @@ def analyze_stragglers(run: Run, tl: Timeline, per_task: pd.DataFrame,
     return df.reset_index(drop=True), no_strag, flagged, even
 
 
-def skewed_stages(run: Run, df: pd.DataFrame) -> dict[int, dict]:
-    """Per stage id with data-skewed tasks: ``{"max_bytes", "median_bytes", "ratio", "tasks"}``
-    (bytes read: input + shuffle read, over the stage's successful tasks that read any)."""
+def skewed_stages(run: Run, df: pd.DataFrame, min_share: float = SKEW_MATTERS) -> dict[int, dict]:
+    """Per stage id whose data-skewed tasks cost something: ``{"max_bytes", "median_bytes",
+    "ratio", "tasks", "excess_ms"}`` (bytes read: input + shuffle read, over the stage's
+    successful tasks that read any; ``excess_ms``: how long its skewed tasks ran beyond the
+    stage's median task). A stage whose skewed tasks ran less than ``min_share`` of the run's
+    task time beyond the median keeps its rows in the stragglers table but is not flagged,
+    named in the verdict or advised on: a few hundred bytes more in a tiny final stage, or
+    skew a busy host's jitter decides, is not worth a user's change."""
     if df is None or not len(df) or not (df["kind"] == "data_skew").any():
         return {}
     t = run.tasks
+    ok = is_success(t["status"])
+    total = float(pd.to_numeric(t.loc[ok, "duration_ms"], errors="coerce").fillna(0).sum())
     out = {}
     for stage_id, rows in df[df["kind"] == "data_skew"].groupby("stage_id"):
+        excess = float((rows["duration_ms"] - rows["stage_median_ms"]).clip(lower=0).sum())
+        if total > 0 and excess < min_share * total:
+            continue
         sel = (t["stage_id"] == stage_id) & is_success(t["status"])
         b = (t.loc[sel, "input_bytes"] + t.loc[sel, "shuffle_read_bytes"]).astype("float64")
         b = b[b > 0]
@@ -306,7 +322,7 @@ def skewed_stages(run: Run, df: pd.DataFrame) -> dict[int, dict]:
         hot = float(rows["bytes_read"].max())
         out[int(stage_id)] = {"max_bytes": hot, "median_bytes": med,
                               "ratio": hot / med if med > 0 else float("inf"),
-                              "tasks": int(len(rows))}
+                              "tasks": int(len(rows)), "excess_ms": excess}
     return out
 
 

@@ -178,6 +178,7 @@ class Evidence:
     skew_share: float = 0.0                # task time data-skewed tasks ran beyond the median
     python_arrow: bool = False             # the Python node moves Arrow batches already
     skew_ratio: float = 0.0                # largest skewed task's bytes over its median
+    skew_tasks: int = 0                    # data-skewed tasks in stages where skew costs time
     skew_label: str = ""                   # the operator in the skewed stage, with its key
     skew_key: str = ""
     cell_line: dict | None = None          # {"line", "text"} of the top operator's action
@@ -448,7 +449,8 @@ def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str
         parts.append(f"no GC would save {_pct(saved['no_gc_ms'])}")
         savings += f"; no GC {_pct(saved['no_gc_ms'])}"
         hints.append("gc")
-    n, skew = stragglers.get("count", 0), stragglers.get("data_skew_count", 0)
+    # data skew is named (and advised on) only where it costs time: stragglers.SKEW_MATTERS
+    n, skew = stragglers.get("count", 0), ev.skew_tasks
     by = stragglers.get("by_cause", {})
     noise_only = n and all(v == 0 for c, v in by.items() if c != "host_noise")
     if n:
@@ -464,8 +466,8 @@ def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str
             bullets.append(fact[0].upper() + fact[1:])
             hints += [c for c, v in by.items() if v and (c != "host_noise" or noise_only)]
     if skew:
-        ratio = stragglers.get("max_skew_ratio")
-        size = f" (up to {ratio:.1f}× its stage's median task)" if ratio else ""
+        # the data decide skew, so the size is in data (as the skew category says it)
+        size = f" (up to {ev.skew_ratio:.1f}× its stage's median task's data)"
         fact = f"{skew} data-skewed {'task' if skew == 1 else 'tasks'}{size}"
         if ev.skew_key:
             fact += f", hot key in {ev.skew_key}"

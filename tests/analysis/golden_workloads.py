@@ -143,6 +143,25 @@ def cached_reread(spark) -> None:
     prepare_cached(spark).groupBy("k").agg(F.max("h")).collect()
 
 
+TPCH_SCALE = 0.1    # ~600k lineitem rows: Q1 runs in a few seconds on local[2]
+
+
+def prepare_tpch(spark) -> None:
+    """The TPC-H tables as temporary views (tests/tpch.py: tpchgen-cli data, generated once
+    per machine; not measured)."""
+    from tpch import register
+    register(spark, scale=TPCH_SCALE)
+
+
+def tpch_q1(spark) -> None:
+    """TPC-H Q1 (benchbox's text of TPC's template): a scan of lineitem aggregated into four
+    groups — the time is the aggregate's expression work on every row. (Q3, Q6, Q9 and Q18 at
+    this scale are not goldens: their driver share sits near the 50% that makes a cell
+    driver-bound, and Q9's top operator changes between runs: docs/verdicts.md.)"""
+    from tpch import query
+    spark.sql(query(1)).collect()
+
+
 CASES = {
     "skewed_join": skewed_join,
     "uniform_aggregate": uniform_aggregate,
@@ -153,5 +172,6 @@ CASES = {
     "driver_collect": driver_collect,
     "gc_heavy": gc_heavy,
     "cached_reread": cached_reread,
+    "tpch_q1": tpch_q1,
 }
 SPILL_CASES = {"spill_sort": spill_sort}

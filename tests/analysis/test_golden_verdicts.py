@@ -47,6 +47,8 @@ GOLDEN = {
     "gc_heavy": ("cpu", "ObjectHashAggregate by k", {"gc"}, set(), {"data_skew"}),
     "cached_reread": ("cpu", "Aggregate", {"cpu"}, set(), {"scan", "io", "scan_cached"}),
     "spill_sort": ("memory", "Sort by h", {"memory"}, {"spark.memory.fraction"}, set()),
+    "tpch_q1": ("cpu", "HashAggregate by l_returnflag, l_linestatus", {"cpu"}, set(),
+                {"data_skew", "python", "scan"}),
 }
 # Spark 4.2+ runs a plain @udf with Arrow by default: no setting left to turn on
 ARROW_UDF = dict(GOLDEN, python_udf=("python", "ArrowEvalPython slow_bucket", {"python_arrow"},
@@ -79,6 +81,7 @@ def spark():
     session = make_spark("local[2]", warm_up=True, **gw.SESSION_CONF)
     gw.prepare(session)
     gw.prepare_cached(session)
+    gw.prepare_tpch(session)
     yield session
 
 
@@ -153,7 +156,7 @@ def test_data_skew_from_bytes_not_the_clock(quiet):
     skew = quiet["skewed_join"]
     assert skew.skewed_stages and max(v["ratio"] for v in skew.skewed_stages.values()) >= 3
     assert skew.summary()["top_operator"]["skew"]
-    for name in ("uniform_aggregate", "cached_reread", "python_udf", "parquet_scan"):
+    for name in ("uniform_aggregate", "cached_reread", "python_udf", "parquet_scan", "tpch_q1"):
         a = quiet[name]
         s = a.summary()
         assert s["stragglers"]["data_skew_count"] == 0 and not a.skewed_stages, s["verdict"]

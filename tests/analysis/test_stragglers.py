@@ -56,6 +56,20 @@ def test_data_skew_is_flagged_not_a_straggler():
     assert skew.iloc[0]["rate_ratio"] == pytest.approx(1.0)
 
 
+def test_two_uneven_tasks_are_no_data_skew():
+    """Issue W3: a stage of two tasks (AQE coalesced its partitions; row groups fell into two
+    splits) has no median task to be skewed against: no skew, and no hot key claimed."""
+    run = make_run([task(0, 330, shuffle_read_bytes=4_088),
+                    task(0, 530, shuffle_read_bytes=2_644_111)], slots=2)
+    a = analyze(run)
+    assert len(only(a.stragglers, "data_skew")) == 0 and a.skewed_stages == {}
+    assert "data-skewed" not in a.summary()["verdict"]
+    # three peers are enough: the same heavy task beside two light ones is skew
+    run = make_run([task(0, 330, shuffle_read_bytes=4_088), task(0, 330, shuffle_read_bytes=4_088),
+                    task(330, 530, shuffle_read_bytes=2_644_111)], slots=2)
+    assert len(only(analyze(run).stragglers, "data_skew")) == 1
+
+
 def test_output_skew():
     run = two_slot_stage(task(200, 300, shuffle_read_bytes=1000, shuffle_write_bytes=300),
                          shuffle_write_bytes=100)
@@ -158,3 +172,23 @@ def test_stragglers_are_per_stage_attempt():
     run = make_run([task(0, 100, stage=0), task(0, 100, stage=0), task(100, 100, stage=0),
                     task(300, 300, stage=1), task(300, 300, stage=1)], slots=2)
     assert analyze(run).stragglers.empty
+
+
+def test_skew_that_costs_nothing_is_listed_but_not_flagged():
+    """Issue W3: a task with 1.6x the bytes of its peers in a stage whose extra time is a sliver
+    of the run (a tiny final aggregate beside a long scan) stays in the table, but its stage is
+    not flagged, named in the verdict or advised on; the same task costing time is."""
+    scan = [task(0, 4000, stage=0, input_bytes=1 << 20, index=i) for i in range(4)]
+    tiny = [task(4000, 100, stage=1, shuffle_read_bytes=400),
+            task(4000, 100, stage=1, shuffle_read_bytes=400),
+            task(4100, 100, stage=1, shuffle_read_bytes=400),
+            task(4100, 130, stage=1, shuffle_read_bytes=640)]
+    a = analyze(make_run(scan + tiny, slots=2))
+    assert len(only(a.stragglers, "data_skew")) == 1
+    assert a.skewed_stages == {}
+    s = a.summary()
+    assert "data-skewed" not in s["verdict"] and "data_skew" not in {h["cause"] for h in s["hints"]}
+    heavy = tiny[:3] + [task(4100, 2500, stage=1, shuffle_read_bytes=16_000)]
+    a = analyze(make_run(scan + heavy, slots=2))
+    assert set(a.skewed_stages) == {1} and a.skewed_stages[1]["excess_ms"] == 2400
+    assert "1 data-skewed task" in a.summary()["verdict"]

@@ -2,7 +2,7 @@
 from analysis_synth import make_run, task
 
 from jupyter_perf.analysis import analyze
-from jupyter_perf.analysis.verdict import HINTS, verdict
+from jupyter_perf.analysis.verdict import HINTS, Evidence, verdict
 from jupyter_perf.model import Run
 
 
@@ -20,7 +20,7 @@ def test_gc_straggler_and_data_skew_in_sentence_with_hints():
              task(200, 400, shuffle_read_bytes=4000)]
     s = analyze(make_run(tasks, slots=2)).summary()
     assert "1 straggler (1 JVM GC) costs up to" in s["verdict"]
-    assert "1 data-skewed task (up to 4.0× its stage's median task)" in s["verdict"]
+    assert "1 data-skewed task (up to 4.0× its stage's median task's data)" in s["verdict"]
     causes = [h["cause"] for h in s["hints"]]
     assert "gc" in causes and "data_skew" in causes
     assert "salt" in HINTS["data_skew"].lower() and "memory" in HINTS["gc"]
@@ -86,7 +86,6 @@ def test_a_bottleneck_only_when_it_dominates():
 
 
 def test_saturated_host_says_so_and_waiting_for_cores_is_the_diagnosis():
-    from jupyter_perf.analysis.verdict import Evidence
     ev = Evidence(host_busy_share=0.98)
     v = verdict(100, 10, 0, ZERO | {"cpu": 0.3, "core_wait": 0.65, "other_wait": 0.05}, WI, {}, ev)
     assert v.category == "core_wait" and v.headline == "Waiting for cores"
@@ -120,7 +119,6 @@ def test_own_core_wait_ranks_with_cpu_time():
 
 
 def test_python_advice_only_with_python_evidence():
-    from jupyter_perf.analysis.verdict import Evidence
     shares = ZERO | {"other_wait": 0.66, "cpu": 0.34}
     v = verdict(100, 10, 0, shares, WI, {})
     text = " ".join(h["hint"] for h in v.hints)
@@ -134,9 +132,14 @@ def test_no_straggler_saving_without_flagged_stragglers():
     v = verdict(100, 10, 0, ZERO | {"cpu": 1.0}, WI, {"count": 0, "data_skew_count": 0})
     assert "straggler" not in v.sentence and "7%" not in v.sentence
     v = verdict(100, 10, 0, ZERO | {"cpu": 1.0}, WI,
-                {"count": 0, "data_skew_count": 1, "max_skew_ratio": 1.54})
-    assert "1 data-skewed task (up to 1.5× its stage's median task)" in v.sentence
+                {"count": 0, "data_skew_count": 1, "max_skew_ratio": 1.54},
+                Evidence(skew_tasks=1, skew_ratio=1.54, skew_share=0.06))
+    assert "1 data-skewed task (up to 1.5× its stage's median task's data)" in v.sentence
     assert "cost" not in v.sentence
+    # skew rows in the stragglers table whose stages it costs nothing: not named (W3)
+    v = verdict(100, 10, 0, ZERO | {"cpu": 1.0}, WI,
+                {"count": 0, "data_skew_count": 1, "max_skew_ratio": 1.54})
+    assert "skew" not in v.sentence and "data_skew" not in [h["cause"] for h in v.hints]
     v = verdict(100, 10, 0, ZERO | {"cpu": 1.0}, WI | {"flagged_stragglers_ms": 96},
                 {"count": 2, "by_cause": {"gc": 1}})
     assert "2 stragglers (1 JVM GC) cost up to 4%" in v.sentence
@@ -156,7 +159,6 @@ def test_a_python_node_in_the_plan_is_python_evidence():
 
 
 def test_other_processes_load_is_context_and_never_the_bottleneck():
-    from jupyter_perf.analysis.verdict import Evidence
     # half the task time lost to other processes: the rest is ranked without it
     shares = ZERO | {"cpu": 0.35, "other_wait": 0.1, "contention": 0.5, "shuffle": 0.05}
     ev = Evidence(host_busy_share=1.0, host_own_share=0.45)

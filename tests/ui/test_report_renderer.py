@@ -204,3 +204,46 @@ def test_a_payload_it_cannot_draw_says_why_in_one_line(page, lab, args, expected
         assert word in text
     # then the plain-text summary of the run
     assert "task attempts" in problem.locator("xpath=..").locator("pre").inner_text()
+
+
+#: What a reader sees of each report output on the open notebook: its run, its title, its tabs
+#: and the Summary tab's text (format 2); the Bokeh item's run id (format 1).
+SNAPSHOT_JS = """() => Array.from(document.querySelectorAll(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-perf-report-output')).map(el => ({
+  run: el.getAttribute('data-run-id'), label: el.getAttribute('aria-label'),
+  tabs: Array.from(el.querySelectorAll('.jp-perf-tabbar button')).map(b => b.textContent),
+  summary: (el.querySelector(".jp-perf-panel[data-tab='summary']") || {}).innerText || null,
+}))"""
+
+
+def test_saved_closed_and_reopened_it_renders_the_same(page, lab):
+    """Issue Q: the notebook saved, closed and opened again draws the same reports from the
+    outputs it saved (JupyterLab signed it on save: trusted), without running a cell."""
+    name = "renderer.ipynb"
+    page.evaluate(f"() => window.jupyterapp.shell.activateById(({notebook_js(name)}).id)")
+    _run_all(page)
+    for i in (0, 1):
+        _drawn(_reports(page).nth(i))
+    _reports(page).nth(2).get_by_text("What-if", exact=True).first.wait_for(state="visible")
+    before = page.evaluate(SNAPSHOT_JS)
+    assert len(before) == 3 and all(r["run"] for r in before)
+    assert before[0]["label"].endswith("first report") and before[1]["summary"]
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function(f"() => !({notebook_js(name)}).context.model.dirty", timeout=60_000)
+    saved = json.loads((lab["root"] / name).read_text())
+    mimes = [k for c in saved["cells"] for o in c["outputs"] for k in o.get("data", {})
+             if k.startswith("application/vnd.jupyter-perf")]
+    assert len(mimes) == 3, mimes
+    page.evaluate(f"() => ({notebook_js(name)}).dispose()")
+    page.wait_for_function(f"() => !({notebook_js(name)})", timeout=30_000)
+    page.evaluate("(path) => window.jupyterapp.commands.execute('docmanager:open', {path})", name)
+    page.wait_for_function(f"() => {{ const w = {notebook_js(name)}; "
+                           "return w && w.isVisible && w.content.widgets.length > 0; }")
+    reports = _reports(page)
+    reports.nth(2).wait_for(timeout=120_000)
+    for i in (0, 1):
+        _drawn(reports.nth(i))
+    reports.nth(2).get_by_text("What-if", exact=True).first.wait_for(state="visible")
+    assert page.evaluate(SNAPSHOT_JS) == before
+    assert page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) "
+                        ".jp-perf-report-output-problem").count() == 0

@@ -157,9 +157,9 @@ def test_views_are_removed_when_outputs_go(page):
     assert rerun() == first
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
     page.wait_for_function(f"() => ({BOKEH_STATE_JS})().documents === 0", timeout=30_000)
-    # every document goes; BokehJS's global list of root views still holds the views the
-    # renderer drew with Plotting.show (an open defect, issue Q: see the stop's note)
-    assert page.evaluate(BOKEH_STATE_JS)["documents"] == 0
+    # every document goes, and every view from BokehJS's global index of root views (the
+    # renderer's and the format 1 embed's; a document's notifications view included)
+    assert page.evaluate(BOKEH_STATE_JS) == {"documents": 0, "roots": 0}
     assert _reports(page).count() == 0
     # and no request for BokehJS again
     assert len(page.bokeh_requests) == 4

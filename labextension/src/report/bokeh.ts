@@ -25,6 +25,19 @@ export function removeViews(bokeh: IBokehApi, views: any[]): void {
     index?.delete?.(view); // Plotting.show registered it among the page's root views
   }
   for (const doc of docs) {
+    // Every view the document's standalone embedding built — its roots and the ones
+    // show() does not return (its notifications view) — is in the document's own view
+    // manager and in BokehJS's global index (Bokeh.index.roots): delete it from both.
+    const manager = doc.views_manager;
+    if (manager && typeof manager[Symbol.iterator] === 'function') {
+      for (const view of [...manager]) {
+        view?.remove?.();
+        manager.delete?.(view);
+        index?.delete?.(view);
+      }
+    }
+  }
+  for (const doc of docs) {
     const i = bokeh.documents.indexOf(doc);
     if (i >= 0) {
       bokeh.documents.splice(i, 1);

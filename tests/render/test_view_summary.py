@@ -33,7 +33,29 @@ def analysis():
     jobs["description"] = [f"{HOSTILE} job {j}" for j in jobs["job_id"]]
     jobs.loc[jobs.index[0], "name"] = CALL_SITE          # a call site must not be cut off
     run.jobs = jobs
-    return analyze(run)
+    return analyze(with_costly_skew(run))
+
+
+def with_costly_skew(run):
+    """The run with its heaviest data-skewed task in a join's stage running 10% of the run's
+    task time longer: skew that costs time is named and advised on (the join's AQE settings:
+    a hint with a setting), skew that costs nothing is not (stragglers.SKEW_MATTERS)."""
+    a = analyze(run)
+    ops = a.operators
+    joins = {s for name, ids in zip(ops["name"], ops["stage_ids"])
+             if str(name).startswith(("SortMergeJoin", "ShuffledHashJoin"))
+             for s in ids}
+    skewed = a.stragglers
+    skewed = skewed[(skewed["kind"] == "data_skew") & skewed["stage_id"].isin(joins)]
+    hot = skewed.loc[skewed["bytes_read"].idxmax()]
+    t = run.tasks.copy()
+    i = t.index[(t["task_id"] == hot["task_id"]) & (t["attempt"] == hot["attempt"])][0]
+    extra = 0.1 * float(t["duration_ms"].sum())
+    for col in ("duration_ms", "run_ms", "cpu_ms", "finish_ms"):
+        t.at[i, col] = t.at[i, col] + extra
+    run.tasks = t
+    run.end_ms = max(float(run.end_ms), float(t.at[i, "finish_ms"]))
+    return run
 
 
 @pytest.fixture

@@ -44,3 +44,33 @@ export function removeViews(bokeh: IBokehApi, views: any[]): void {
     }
   }
 }
+
+/**
+ * The components' stacked horizontal bars (the Summary's breakdown, the Stages tab's
+ * per-stage bars): one look everywhere — estimated parts hatched, white seams — with a
+ * hover of `tooltips`. `B`: the BokehJS API (its models by name, as the tabs use it);
+ * `source` has columns y, left, right, color, alpha and hatch.
+ */
+export function componentBars(
+  B: any,
+  fig: any,
+  source: any,
+  tooltips: [string, string][]
+): void {
+  fig.hbar({
+    y: { field: 'y' },
+    left: { field: 'left' },
+    right: { field: 'right' },
+    height: 0.7,
+    source,
+    fill_color: { field: 'color' },
+    fill_alpha: { field: 'alpha' },
+    line_color: 'white',
+    hatch_pattern: { field: 'hatch' },
+    hatch_color: '#444444',
+    hatch_alpha: 0.55,
+    hatch_scale: 8
+  });
+  fig.add_tools(new B.HoverTool({ tooltips }));
+  fig.ygrid.visible = false;
+}

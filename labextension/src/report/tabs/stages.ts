@@ -10,7 +10,7 @@
  * panel's `data-selected-stages` lists their ids.
  */
 import { formatDuration } from '../../format';
-import { showModel } from '../bokeh';
+import { componentBars, showModel } from '../bokeh';
 import { callSite, h, uiLink } from '../dom';
 import { addStyles } from '../style';
 import { taskData } from '../tasks';
@@ -280,32 +280,13 @@ async function stageBars(
     tools: ''
   });
   const source = new B.ColumnDataSource({ data: cols });
-  fig.hbar({
-    y: { field: 'y' },
-    left: { field: 'left' },
-    right: { field: 'right' },
-    height: 0.7,
-    source,
-    fill_color: { field: 'color' },
-    fill_alpha: { field: 'alpha' },
-    line_color: 'white',
-    hatch_pattern: { field: 'hatch' },
-    hatch_color: '#444444',
-    hatch_alpha: 0.55,
-    hatch_scale: 8
-  });
-  fig.add_tools(
-    new B.HoverTool({
-      tooltips: [
-        ['stage', '@y'],
-        ['operators', '@ops'],
-        ['component', '@comp'],
-        ['', '@kind'],
-        ['time', '@s']
-      ]
-    })
-  );
-  fig.ygrid.visible = false;
+  componentBars(B, fig, source, [
+    ['stage', '@y'],
+    ['operators', '@ops'],
+    ['component', '@comp'],
+    ['', '@kind'],
+    ['time', '@s']
+  ]);
   const chart = h('div', { class: 'jp-perf-stage-bars' });
   el.append(
     chart,

@@ -15,7 +15,7 @@ import {
   pyFixed,
   UNKNOWN
 } from '../../format';
-import { showModel } from '../bokeh';
+import { componentBars, showModel } from '../bokeh';
 import { callSite, Child, h } from '../dom';
 import { addStyles } from '../style';
 import { IColumn, table } from '../table';
@@ -243,32 +243,13 @@ export async function breakdownBar(
     x_axis_label: 'seconds of task time (all attempts)',
     name: 'jp-breakdown'
   });
-  fig.hbar({
-    y: { field: 'y' },
-    left: { field: 'left' },
-    right: { field: 'right' },
-    height: 0.7,
-    source,
-    fill_color: { field: 'color' },
-    fill_alpha: { field: 'alpha' },
-    line_color: 'white',
-    hatch_pattern: { field: 'hatch' },
-    hatch_color: '#444444',
-    hatch_alpha: 0.55,
-    hatch_scale: 8
-  });
-  fig.add_tools(
-    new B.HoverTool({
-      tooltips: [
-        ['component', '@label'],
-        ['', '@kind'],
-        ['time', '@ms_text'],
-        ['share', '@share'],
-        ['Spark metric', '@metric']
-      ]
-    })
-  );
-  fig.ygrid.visible = false;
+  componentBars(B, fig, source, [
+    ['component', '@label'],
+    ['', '@kind'],
+    ['time', '@ms_text'],
+    ['share', '@share'],
+    ['Spark metric', '@metric']
+  ]);
   fig.yaxis.visible = false;
   await showModel(ctx, fig, el);
 }

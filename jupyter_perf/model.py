@@ -85,16 +85,26 @@ STAGE_KINDS = {"stage_id": "int", "attempt": "int", "name": "str", "status": "st
                "completion_ms": "time",
                "parent_ids": "object",          # list[int]; None where the source has no DAG
                "description": "str", "failure_reason": "str"}
+# Spark's executor memory peaks (ExecutorMetrics), bytes; NaN where the source has none.
+# ``peak_process_rss_bytes`` is the executor JVM's process-tree RSS (ProcessTreeJVMRSSMemory).
+PEAK_MEMORY_COLUMNS = [
+    "peak_jvm_heap_bytes", "peak_on_heap_execution_bytes", "peak_on_heap_storage_bytes",
+    "peak_process_rss_bytes", "peak_jvm_off_heap_bytes", "peak_off_heap_execution_bytes",
+    "peak_off_heap_storage_bytes", "peak_on_heap_unified_bytes", "peak_off_heap_unified_bytes",
+    "peak_direct_pool_bytes", "peak_mapped_pool_bytes", "peak_python_rss_bytes",
+    "peak_other_rss_bytes"]
+_PEAK_KINDS = {c: "bytes" for c in PEAK_MEMORY_COLUMNS}
 EXECUTOR_KINDS = {"executor_id": "str", "host": "str", "total_cores": "int",
                   "max_memory_bytes": "int", "add_ms": "time", "remove_ms": "time",
-                  "is_active": "bool", "peak_jvm_heap_bytes": "bytes",
-                  "peak_on_heap_execution_bytes": "bytes", "peak_on_heap_storage_bytes": "bytes",
-                  "peak_process_rss_bytes": "bytes", "jvm_heap_limit_bytes": "bytes"}
+                  "is_active": "bool", **_PEAK_KINDS, "jvm_heap_limit_bytes": "bytes"}
 MEMORY_KINDS = {"time_ms": "time", "executor_id": "str", "used_on_heap_storage_bytes": "bytes",
                 "used_off_heap_storage_bytes": "bytes", "max_memory_bytes": "bytes",
-                "peak_jvm_heap_bytes": "bytes", "peak_on_heap_execution_bytes": "bytes",
-                "peak_on_heap_storage_bytes": "bytes", "peak_process_rss_bytes": "bytes",
-                "memory_used_bytes": "bytes"}
+                **_PEAK_KINDS, "memory_used_bytes": "bytes"}
+# Per stage attempt and executor: the executor's peaks while the stage attempt ran (Spark >=
+# 3.1, SPARK-23431: REST stage data's executorSummary[*].peakMemoryMetrics, event logs'
+# SparkListenerStageExecutorMetrics with spark.eventLog.logStageExecutorMetrics). Empty where
+# the source has none (older Spark, runs stored before it existed).
+STAGE_MEMORY_KINDS = {"stage_id": "int", "attempt": "int", "executor_id": "str", **_PEAK_KINDS}
 # Cumulative busy core-ms of the CPUs the driver may use, sampled while the window ran;
 # only for runs whose executors share the driver's host (local masters). ``own_core_ms``:
 # cumulative CPU ms of the driver's process tree (JVM, Python workers) at the same instants;
@@ -103,6 +113,7 @@ HOST_CPU_KINDS = {"time_ms": "number", "busy_core_ms": "number", "cores": "numbe
                   "own_core_ms": "number"}
 JOB_COLUMNS, STAGE_COLUMNS = list(JOB_KINDS), list(STAGE_KINDS)
 EXECUTOR_COLUMNS, MEMORY_COLUMNS = list(EXECUTOR_KINDS), list(MEMORY_KINDS)
+STAGE_MEMORY_COLUMNS = list(STAGE_MEMORY_KINDS)
 HOST_CPU_COLUMNS = list(HOST_CPU_KINDS)
 
 # ---------------------------------------------------------------------------
@@ -365,9 +376,10 @@ KINDS: dict[str, Mapping[str, str]] = {
     "jobs": JOB_KINDS, "stages": STAGE_KINDS, "executors": EXECUTOR_KINDS,
     "memory": MEMORY_KINDS, "host_cpu": HOST_CPU_KINDS, "sql": SQL_KINDS,
     "operators": OPERATOR_KINDS, "sql_metrics": SQL_METRIC_KINDS,
+    "stage_memory": STAGE_MEMORY_KINDS,
 }
 TABLES = ("jobs", "stages", "tasks", "executors", "memory", "host_cpu", "sql", "operators",
-          "sql_metrics")
+          "sql_metrics", "stage_memory")
 
 
 # Runs of a whole application: their wall time counts only while a job ran.
@@ -487,6 +499,7 @@ class Run:
     sql: pd.DataFrame = _empty("sql")
     operators: pd.DataFrame = _empty("operators")
     sql_metrics: pd.DataFrame = _empty("sql_metrics")
+    stage_memory: pd.DataFrame = _empty("stage_memory")
     listener_stages: pd.DataFrame | None = None   # sparkmeasure's own stage metrics, for cross-checks
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 

@@ -27,17 +27,54 @@ FieldMap = Mapping[str, tuple[str, Any]]
 #: A collector's own derivation of task columns its source leaves out: (raw, mapped) -> mapped.
 Derive = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
 
-# Spark's executor memory peaks (ExecutorMetrics), by the same names in every source.
+# Spark's executor memory peaks (ExecutorMetrics, bytes), by the same names in every source:
+# REST ``peakMemoryMetrics`` (executors, and per executor of a stage attempt), event logs'
+# ``Executor Metrics`` (StageExecutorMetrics, ExecutorMetricsUpdate, TaskEnd's ``Task Executor
+# Metrics``). ProcessTree* are 0 unless spark.executor.processTreeMetrics.enabled (Linux).
 PEAK_MEMORY_FIELDS = {
     "JVMHeapMemory": "peak_jvm_heap_bytes",
     "OnHeapExecutionMemory": "peak_on_heap_execution_bytes",
     "OnHeapStorageMemory": "peak_on_heap_storage_bytes",
     "ProcessTreeJVMRSSMemory": "peak_process_rss_bytes",
+    "JVMOffHeapMemory": "peak_jvm_off_heap_bytes",
+    "OffHeapExecutionMemory": "peak_off_heap_execution_bytes",
+    "OffHeapStorageMemory": "peak_off_heap_storage_bytes",
+    "OnHeapUnifiedMemory": "peak_on_heap_unified_bytes",
+    "OffHeapUnifiedMemory": "peak_off_heap_unified_bytes",
+    "DirectPoolMemory": "peak_direct_pool_bytes",
+    "MappedPoolMemory": "peak_mapped_pool_bytes",
+    "ProcessTreePythonRSSMemory": "peak_python_rss_bytes",
+    "ProcessTreeOtherRSSMemory": "peak_other_rss_bytes",
 }
 
 
 def peaks(prefix: str) -> dict[str, tuple[str, Any]]:
     return {f"{prefix}{field}": (column, 1) for field, column in PEAK_MEMORY_FIELDS.items()}
+
+
+# The application's settings a whole-application run keeps (``run.extra["properties"]``, from
+# the event log's EnvironmentUpdate or the REST /environment): what memory sizing reads
+# (analysis/memory.py). The same keys from every source, so their analyses are equal.
+KEPT_PROPERTIES = ("spark.executor.memory", "spark.driver.memory", "spark.executor.cores",
+                   "spark.memory.fraction", "spark.executor.memoryOverhead",
+                   "spark.driver.memoryOverhead", "spark.executor.pyspark.memory",
+                   "spark.memory.offHeap.enabled", "spark.memory.offHeap.size",
+                   "spark.driver.maxResultSize")
+
+
+def sorted_stage_memory(table: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
+    """A conformed ``stage_memory`` table as every source gives it: only the executors that
+    ran a task attempt of the stage attempt (as Spark's live UI lists them; an event log
+    also has the driver's peaks of every stage on a cluster), ordered by stage, attempt,
+    executor. ``tasks``: the run's conformed task table."""
+    if len(table):
+        ran = set(zip(tasks["stage_id"].astype("int64"), tasks["stage_attempt"].astype("int64"),
+                      tasks["executor_id"].astype(str)))
+        keep = [k in ran for k in zip(table["stage_id"], table["attempt"],
+                                      table["executor_id"].astype(str))]
+        table = table[keep]
+    return table.sort_values(["stage_id", "attempt", "executor_id"],
+                             kind="stable").reset_index(drop=True)
 
 
 def parse_spark_time(value: Any) -> float:

@@ -20,9 +20,9 @@ from typing import Any
 import pandas as pd
 
 from ..model import Run
-from .fields import parse_spark_time
+from .fields import KEPT_PROPERTIES, parse_spark_time, sorted_stage_memory
 from .rest import RestError, RestNotFound, RestUnreachable, SparkRest, describe_json
-from .rest_run import answered, fetch_executors, fetch_jobs, fetch_stages, text
+from .rest_run import answered, eviction_warnings, fetch_executors, fetch_jobs, read_stages, text
 from .sql import read_sql
 
 
@@ -116,8 +116,9 @@ def _load(rest: SparkRest, base: str, app_id: str, attempt: str | None) -> Run:
         with answered(rest.app_url + "/stages", "a stage list"):
             stage_ids = ({int(s["stageId"]) for s in stage_list}
                          | {int(s) for j in jobs_raw for s in j.get("stageIds", [])})
-        stages, tasks, stage_warnings = fetch_stages(rest, stage_ids)
-        warnings.extend(stage_warnings)
+        read = read_stages(rest, stage_ids)
+        stages, tasks = read.stages, read.tasks
+        warnings.extend(eviction_warnings(read))
         executors = fetch_executors(rest)
         try:
             env = rest.environment()
@@ -132,6 +133,7 @@ def _load(rest: SparkRest, base: str, app_id: str, attempt: str | None) -> Run:
     with answered(rest.app_url, "an application"):
         run = _assemble(app, app_id, base, chosen, warnings, jobs, stages, tasks, executors, env)
     run.sql, run.operators, run.sql_metrics = sql_tables
+    run.stage_memory = sorted_stage_memory(read.memory, run.tasks)
     return run
 
 
@@ -168,6 +170,7 @@ def _assemble(app: dict[str, Any], app_id: str, base: str, chosen: dict[str, Any
               master=text(props.get("spark.master")), collector="rest", warnings=warnings,
               jobs=jobs, stages=stages, tasks=tasks, executors=executors,
               extra={"source": base, "attempt_id": chosen.get("attemptId"),
+                     "properties": {k: v for k, v in props.items() if k in KEPT_PROPERTIES},
                      "user": text(chosen.get("sparkUser")), "completed": completed})
     if run.jobs.empty:
         run.status = "no-jobs"

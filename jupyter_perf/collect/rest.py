@@ -319,11 +319,14 @@ class SparkRest:
     def jobs(self) -> list[dict[str, Any]]:
         return self._records("/jobs", self.get("/jobs"), "jobId")
 
-    def stage_attempts(self, stage_id: int) -> list[dict[str, Any]]:
-        """Every attempt of a stage, without the per-task detail map."""
+    def stage_attempts(self, stage_id: int, executors: bool = False) -> list[dict[str, Any]]:
+        """Every attempt of a stage, without the per-task detail map; with ``executors``, with
+        the per-executor map (``executorSummary``, its ``peakMemoryMetrics`` on Spark >= 3.1):
+        ``details=true`` with a task filter no task passes (``taskStatus=UNKNOWN``)."""
         path = f"/stages/{int(stage_id)}"
-        return self._records(path, self.get(path, details="false", withSummaries="false"),
-                             "stageId")
+        params = {"details": "true", "taskStatus": "UNKNOWN"} if executors else \
+            {"details": "false", "withSummaries": "false"}
+        return self._records(path, self.get(path, **params), "stageId")
 
     def stages(self) -> list[dict[str, Any]]:
         return self._records("/stages", self.get("/stages", details="false"), "stageId")

@@ -77,8 +77,16 @@ REST_MEMORY_FIELDS: dict[str, tuple[str, Any]] = {
     **peaks("peakMemoryMetrics."),
 }
 
+# One executor of a stage attempt: an item of the stage data's ``executorSummary`` map (Spark
+# >= 3.1, /stages/{id}?details=true) with its key as "executorId" and the stage attempt's ids.
+REST_STAGE_MEMORY_FIELDS: dict[str, tuple[str, Any]] = {
+    "stageId": ("stage_id", 1), "attemptId": ("attempt", 1), "executorId": ("executor_id", 1),
+    **peaks("peakMemoryMetrics."),
+}
+
 _MAPS = {"tasks": REST_TASK_FIELDS, "jobs": REST_JOB_FIELDS, "stages": REST_STAGE_FIELDS,
-         "executors": REST_EXECUTOR_FIELDS, "memory": REST_MEMORY_FIELDS}
+         "executors": REST_EXECUTOR_FIELDS, "memory": REST_MEMORY_FIELDS,
+         "stage_memory": REST_STAGE_MEMORY_FIELDS}
 
 
 def _derive_tasks(raw: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
@@ -91,5 +99,6 @@ def _derive_tasks(raw: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
 
 def conform_rest(table: str, raw: pd.DataFrame | Iterable[Mapping[str, Any]] | None,
                  **constants: Any) -> pd.DataFrame:
-    """REST records of ``table`` (tasks, jobs, stages, executors, memory) -> the model's."""
+    """REST records of ``table`` (tasks, jobs, stages, executors, memory, stage_memory) -> the
+    model's."""
     return conform_from(table, raw, _MAPS[table], _derive_tasks, **constants)

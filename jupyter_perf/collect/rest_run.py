@@ -62,6 +62,22 @@ class StageRead:
     tasks: pd.DataFrame
     evicted: list[int]
     partial: dict[tuple[int, int], tuple[int, int]]
+    #: per stage attempt and executor: its memory peaks (model ``stage_memory``)
+    memory: pd.DataFrame = dataclasses.field(default_factory=lambda: conform("stage_memory"))
+
+
+def stage_memory_records(stage: dict[str, Any]) -> list[dict[str, Any]]:
+    """A stage attempt's ``executorSummary`` items that carry ``peakMemoryMetrics`` (Spark >=
+    3.1), each with its executor id and the stage attempt's ids; the map and the task map
+    are taken out of ``stage`` (they are not stage columns)."""
+    summary = stage.pop("executorSummary", None)
+    stage.pop("tasks", None)
+    if not isinstance(summary, dict):
+        return []
+    return [{"stageId": stage.get("stageId"), "attemptId": stage.get("attemptId"),
+             "executorId": str(executor), "peakMemoryMetrics": item["peakMemoryMetrics"]}
+            for executor, item in summary.items()
+            if isinstance(item, dict) and isinstance(item.get("peakMemoryMetrics"), dict)]
 
 
 def read_stages(rest: SparkRest, stage_ids: Iterable[int]) -> StageRead:
@@ -71,17 +87,19 @@ def read_stages(rest: SparkRest, stage_ids: Iterable[int]) -> StageRead:
     The stage and task tables are each converted once (one ``conform`` of all records, each
     task record tagged with its stage attempt): a DataFrame per stage and per task page cost
     a short cell more than the requests themselves."""
-    raw_stages, raw_tasks = [], []
+    raw_stages, raw_tasks, raw_memory = [], [], []
     evicted: list[int] = []
     partial: dict[tuple[int, int], tuple[int, int]] = {}
     for stage_id in sorted(set(int(s) for s in stage_ids)):
         try:
-            attempts = rest.stage_attempts(stage_id)
+            attempts = rest.stage_attempts(stage_id, executors=True)
         except KeyError:
             evicted.append(stage_id)
             continue
         url = f"{rest.app_url}/stages/{stage_id}"
         for stage in attempts:
+            with answered(url, "a stage's executorSummary", stage):
+                raw_memory += stage_memory_records(stage)
             raw_stages.append(stage)
             with answered(url, "a stage", stage):
                 status = text(stage.get("status"))
@@ -100,9 +118,11 @@ def read_stages(rest: SparkRest, stage_ids: Iterable[int]) -> StageRead:
                        lambda: conform_rest("stages", raw_stages))
     tasks = converted(f"{rest.app_url}/stages/…/taskList", "task attempts",
                       lambda: conform_rest("tasks", raw_tasks))
+    memory = converted(f"{rest.app_url}/stages", "stage memory peaks",
+                       lambda: conform_rest("stage_memory", raw_memory))
     # a lost executor's finished map outputs re-run: counted as failures, listed once
     partial = resubmission_adjusted(partial, tasks)
-    return StageRead(stages, tasks, evicted, partial)
+    return StageRead(stages, tasks, evicted, partial, memory)
 
 
 def fetch_stages(rest: SparkRest, stage_ids: Iterable[int]) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:

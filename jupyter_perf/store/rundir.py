@@ -6,6 +6,10 @@
                     runs stored before they existed (read as empty tables)
     tasks.parquet   one row per task attempt
     memory.parquet  memory samples
+    stage_memory.json  per stage attempt and executor, its memory peaks, as records; absent
+                    when empty and in runs stored before it existed (read as an empty table;
+                    a file of its own: versions up to 0.1.0 fail on a run.json key they do
+                    not know)
 
 Strings are written as JSON with ASCII escapes, so any Unicode (lone surrogates included)
 round-trips exactly. Keys a newer version wrote and this one does not know are kept aside in
@@ -40,6 +44,7 @@ DERIVED_META = ("first_line", "wall_ms", "created_ms", "num_jobs", "num_stages",
 FRAMES = ("jobs", "stages", "executors", "host_cpu")
 SQL_FRAMES = ("sql", "operators", "sql_metrics")
 RUN_JSON, SQL_JSON, TASKS, MEMORY = "run.json", "sql.json", "tasks.parquet", "memory.parquet"
+STAGE_MEMORY_JSON = "stage_memory.json"
 UNKNOWN_KEY = "unknown_fields"
 _RUN_FIELDS = {f.name for f in dataclasses.fields(Run)}
 
@@ -169,6 +174,8 @@ def write(folder: str, run: Run, summary: dict[str, Any] | None) -> dict[str, An
     sql = {name: records(getattr(run, name)) for name in SQL_FRAMES}
     if any(sql.values()):
         _write_file(os.path.join(folder, SQL_JSON), dumps(sql))
+    if len(run.stage_memory):
+        _write_file(os.path.join(folder, STAGE_MEMORY_JSON), dumps(records(run.stage_memory)))
     _to_parquet(run.tasks, os.path.join(folder, TASKS))
     memory = run.memory.copy()
     for col in memory.columns:
@@ -234,7 +241,14 @@ def read_run(folder: str) -> Run:
         known["extra"][UNKNOWN_KEY] = unknown
     if not isinstance(known.get("warnings"), list):
         known["warnings"] = []
-    run = Run(**known, tasks=tasks, memory=memory)
+    try:
+        with open(os.path.join(folder, STAGE_MEMORY_JSON), encoding="utf-8") as fh:
+            stage_memory = json.load(fh)
+    except FileNotFoundError:
+        stage_memory = []
+    if not isinstance(stage_memory, list):
+        raise ValueError("stage_memory.json is not a list")
+    run = Run(**known, tasks=tasks, memory=memory, stage_memory=pd.DataFrame(stage_memory))
     if isinstance(listener, list):
         run.listener_stages = pd.DataFrame(listener)
     return run

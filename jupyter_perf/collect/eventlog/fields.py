@@ -69,8 +69,15 @@ EVENTLOG_EXECUTOR_FIELDS: dict[str, tuple[str, Any]] = {
     **peaks("Executor Metrics."),
 }
 
+# SparkListenerStageExecutorMetrics, folded per (stage attempt, executor) by collect/eventlog.
+EVENTLOG_STAGE_MEMORY_FIELDS: dict[str, tuple[str, Any]] = {
+    "Stage ID": ("stage_id", 1), "Stage Attempt ID": ("attempt", 1),
+    "Executor ID": ("executor_id", 1), **peaks("Executor Metrics."),
+}
+
 _MAPS = {"tasks": EVENTLOG_TASK_FIELDS, "jobs": EVENTLOG_JOB_FIELDS,
-         "stages": EVENTLOG_STAGE_FIELDS, "executors": EVENTLOG_EXECUTOR_FIELDS}
+         "stages": EVENTLOG_STAGE_FIELDS, "executors": EVENTLOG_EXECUTOR_FIELDS,
+         "stage_memory": EVENTLOG_STAGE_MEMORY_FIELDS}
 
 
 def _derive_tasks(raw: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
@@ -97,5 +104,6 @@ def _derive_tasks(raw: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
 
 def conform_eventlog(table: str, raw: pd.DataFrame | Iterable[Mapping[str, Any]] | None,
                      **constants: Any) -> pd.DataFrame:
-    """Event-log records of ``table`` (tasks, jobs, stages, executors) -> the model's."""
+    """Event-log records of ``table`` (tasks, jobs, stages, executors, stage_memory) -> the
+    model's."""
     return conform_from(table, raw, _MAPS[table], _derive_tasks, **constants)

@@ -23,7 +23,7 @@ import orjson
 import pandas as pd
 
 from ...model import Run
-from ..fields import PEAK_MEMORY_FIELDS
+from ..fields import KEPT_PROPERTIES, PEAK_MEMORY_FIELDS, sorted_stage_memory
 from .fields import EVENTLOG_TASK_FIELDS, conform_eventlog
 from .sql import SQL_PREFIX as SQL
 from .sql import SqlListener, sql_updates
@@ -301,6 +301,9 @@ class Parser:
         self.stages: dict[tuple[int, int], dict[str, Any]] = {}
         self.stage_jobs: dict[int, list[int]] = {}
         self.executors: dict[str, dict[str, Any]] = {}
+        # (stage id, attempt, executor id) -> its peaks while the stage attempt ran, by
+        # Spark's field names (SparkListenerStageExecutorMetrics)
+        self.stage_peaks: dict[tuple[int, int, str], dict[str, int]] = {}
         self.running: dict[int, tuple[array, tuple]] = {}   # task id -> its TaskStart, read
         self.skipped: list[tuple[int, str]] = []    # (line, why), the first KEPT_SKIPS
         self.skipped_count = 0
@@ -434,8 +437,7 @@ class Parser:
             pairs = list(pairs.items())
         props = {str(k): v for k, v in pairs}
         master = props.get("spark.master", "")
-        kept = {k: v for k, v in props.items() if k in (
-            "spark.executor.memory", "spark.driver.memory", "spark.executor.cores",
+        kept = {k: v for k, v in props.items() if k in KEPT_PROPERTIES or k in (
             "spark.eventLog.compression.codec", "spark.submit.deployMode")}
         self.app["master"] = master if type(master) is str else ""
         self.app["properties"] = kept
@@ -680,8 +682,16 @@ class Parser:
             ex.update({"is_active": False, "Removed": when, "Removed Reason": reason})
 
     def on_stage_executor_metrics(self, e: dict) -> None:
-        self._peaks(_text(e.get("Executor ID"), "Executor ID"),
-                    [_obj(e.get("Executor Metrics"), "Executor Metrics")])
+        # written at each stage attempt's end (spark.eventLog.logStageExecutorMetrics): the
+        # executor's peaks while it ran, folded into the executor's and kept per stage
+        executor_id = _text(e.get("Executor ID"), "Executor ID")
+        metrics = _obj(e.get("Executor Metrics"), "Executor Metrics")
+        key = (_int(e.get("Stage ID"), "Stage ID"),
+               _int(e.get("Stage Attempt ID"), "Stage Attempt ID", 0), executor_id)
+        peaks = self._peaks(executor_id, [metrics])
+        row = self.stage_peaks.setdefault(key, {})
+        for field, v in peaks.items():
+            row[field] = max(v, row.get(field, v))
 
     def on_executor_metrics_update(self, e: dict) -> None:
         # logged for the driver only (spark.eventLog.logStageExecutorMetrics); the History
@@ -701,7 +711,9 @@ class Parser:
                           "Executor Metrics") for u in updates])
         self.sql.heartbeat(heartbeats)
 
-    def _peaks(self, executor_id: str, metrics: list[dict]) -> None:
+    def _peaks(self, executor_id: str, metrics: list[dict]) -> dict[str, int]:
+        """The highest of each memory metric in ``metrics`` (Spark's names), folded into the
+        executor's peaks; returned."""
         peaks: dict[str, int] = {}
         for m in metrics:
             for field in PEAK_MEMORY_FIELDS:
@@ -710,14 +722,20 @@ class Parser:
                     continue
                 if type(v) is not int:
                     raise BadEvent(f"{field!r} is {type(v).__name__}, expected an integer")
-                column = f"Executor Metrics.{field}"
-                peaks[column] = max(v, peaks.get(column, v))
+                peaks[field] = max(v, peaks.get(field, v))
         ex = self.executors.get(executor_id)
-        if ex is None:
-            return
-        for column, v in peaks.items():
-            if ex.get(column) is None or v > ex[column]:
-                ex[column] = v
+        if ex is not None:
+            for field, v in peaks.items():
+                column = f"Executor Metrics.{field}"
+                if ex.get(column) is None or v > ex[column]:
+                    ex[column] = v
+        return peaks
+
+    def stage_memory(self) -> list[dict[str, Any]]:
+        """Per stage attempt and executor: its peaks (records for ``conform_eventlog``)."""
+        return [{"Stage ID": s, "Stage Attempt ID": a, "Executor ID": ex,
+                 **{f"Executor Metrics.{k}": v for k, v in peaks.items()}}
+                for (s, a, ex), peaks in sorted(self.stage_peaks.items())]
 
     # -- the Run -----------------------------------------------------------------
     def _running_rows(self) -> tuple[np.ndarray, list[tuple[str, str, str, bool]]]:
@@ -783,6 +801,8 @@ class Parser:
                       for j, ss in zip(run.jobs["job_id"], run.jobs["stage_ids"])}
         run.sql, run.operators, run.sql_metrics = self.sql.tables(
             set(self.jobs), job_stages, run.stages, run.tasks, run.warnings)
+        run.stage_memory = sorted_stage_memory(
+            conform_eventlog("stage_memory", self.stage_memory()), run.tasks)
         if run.jobs.empty:
             run.status = "no-jobs"
         return run

@@ -6,6 +6,10 @@ The samples are Spark's REST ``/allexecutors`` polled every 0.5 s: storage memor
 go down), and are labelled so. Limits: the JVM heap limit (``-Xmx``) and the unified
 storage + execution pool (``maxMemory``). Spills: every task attempt that spilled, at its
 finish time. Values are bytes, times seconds since the window started.
+
+``window`` is this window's memory (``analysis/memory.py``): per executor the peaks the window
+reached (per-stage peaks, or the sampled rise, labelled), the stage and operator that set the
+heap peak, per stage attempt and executor the peaks (JVM and Python), and the sizing answer.
 """
 from __future__ import annotations
 
@@ -43,6 +47,103 @@ TABLE = [
 #: spill markers sent at most (the largest spills first); the note says when there are more
 SPILL_LIMIT = 5000
 
+#: this window's memory per executor (``a.memory_table``): (key, title, format, help)
+WINDOW_TABLE = [
+    ("executor_id", "executor", "text", "Spark's executor id"),
+    ("basis", "how", "text", "how this window's peaks were obtained (see the note above)"),
+    ("window_heap_bytes", "JVM heap", "bytes", "this window's peak JVM heap used"),
+    ("heap_limit_bytes", "heap limit", "bytes", "the JVM's -Xmx (spark.executor.memory or "
+     "spark.driver.memory)"),
+    ("heap_share", "of limit", "pct", "peak JVM heap / heap limit"),
+    ("window_execution_bytes", "execution", "bytes", "this window's peak on-heap execution "
+     "memory (joins, aggregates, sorts)"),
+    ("window_storage_bytes", "storage", "bytes", "this window's peak on-heap storage memory "
+     "(cache, broadcasts)"),
+    ("unified_limit_bytes", "unified limit", "bytes", "storage + execution pool (maxMemory)"),
+    ("window_jvm_rss_bytes", "JVM RSS", "bytes", "the JVM process's resident memory "
+     "(ProcessTreeJVMRSSMemory)"),
+    ("window_python_rss_bytes", "Python RSS", "bytes", "Python workers' resident memory "
+     "(ProcessTreePythonRSSMemory; pandas UDFs, toPandas)"),
+    ("window_off_heap_bytes", "JVM off-heap", "bytes", "JVMOffHeapMemory (metaspace, code "
+     "cache, ...)"),
+    ("peak_stage_id", "heap peak in stage", "int", "the stage attempt whose per-stage peak "
+     "was this executor's highest heap (measured)"),
+    ("peak_operator", "operator", "text", "the stage's operator that holds memory"),
+    ("memory_spilled_bytes", "spilled (memory)", "bytes", "memoryBytesSpilled summed over "
+     "this executor's task attempts (measured)"),
+    ("gc_share", "GC share", "pct", "jvmGcTime / executorRunTime of its task attempts "
+     "(measured)"),
+]
+#: per stage attempt and executor (``a.stage_memory``): (key, title, format, help)
+STAGE_TABLE = [
+    ("stage_id", "stage", "int", ""), ("attempt", "attempt", "int", ""),
+    ("executor_id", "executor", "text", ""),
+    ("operator", "operator", "text", "the stage's operator that holds memory, and its kind"),
+    ("operator_kind", "kind", "text", "aggregate, join build, sort, cache or Python eval"),
+    ("peak_jvm_heap_bytes", "JVM heap", "bytes", "the executor's peak JVM heap while the stage "
+     "ran (measured: Spark's per-stage executor metrics)"),
+    ("heap_share", "of limit", "pct", "peak JVM heap / heap limit"),
+    ("peak_on_heap_execution_bytes", "execution", "bytes", "peak on-heap execution memory"),
+    ("peak_on_heap_storage_bytes", "storage", "bytes", "peak on-heap storage memory"),
+    ("peak_process_rss_bytes", "JVM RSS", "bytes", "ProcessTreeJVMRSSMemory"),
+    ("peak_python_rss_bytes", "Python RSS", "bytes", "ProcessTreePythonRSSMemory"),
+    ("peak_task_execution_bytes", "task peak execution", "bytes",
+     "the highest peakExecutionMemory of its task attempts on this executor"),
+    ("memory_spilled_bytes", "spilled (memory)", "bytes", "memoryBytesSpilled of its task "
+     "attempts on this executor"),
+]
+#: stage rows sent at most (the highest heap peaks first)
+STAGE_LIMIT = 2000
+
+
+def _records(df: pd.DataFrame, keys: list[str]) -> list[dict]:
+    out = []
+    for rec in df.to_dict("records"):
+        row = {}
+        for k in keys:
+            v = rec.get(k)
+            if isinstance(v, (bool, np.bool_)):
+                row[k] = bool(v)
+            elif isinstance(v, (int, float, np.integer, np.floating)):
+                row[k] = _value(v)
+            else:
+                row[k] = "" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
+        out.append(row)
+    return out
+
+
+def _window(a: Analysis) -> dict:
+    """This window's memory: per executor and per stage, the sizing answer, the labels."""
+    try:
+        ex, st, sized = a.memory_table, a.stage_memory, a.memory_sizing
+        summ = a.memory_summary()
+    except Exception as exc:  # broad: the memory digest must not cost the whole tab
+        return {"error": f"memory analysis failed: {type(exc).__name__}: {exc}"}
+    keys = [k for k, *_ in WINDOW_TABLE] + ["near_limit", "gc_pressure", "peak_stage_attempt"]
+    rows = _records(ex, keys)
+    for row in rows:
+        if row.get("peak_stage_id") is not None and row["peak_stage_id"] < 0:
+            row["peak_stage_id"] = None
+        row["basis"] = str(row.get("basis") or "")
+    if len(st) > STAGE_LIMIT:
+        st = st.sort_values("peak_jvm_heap_bytes", ascending=False).head(STAGE_LIMIT)
+    return {
+        "columns": [{"key": k, "title": ti, "format": f, "help": h}
+                    for k, ti, f, h in WINDOW_TABLE],
+        "table": rows,
+        "stage_columns": [{"key": k, "title": ti, "format": f, "help": h}
+                          for k, ti, f, h in STAGE_TABLE],
+        "stages": _records(st, [k for k, *_ in STAGE_TABLE]),
+        "stages_total": int(len(a.stage_memory)),
+        "sizing": [{"text": str(h["text"]), "setting": h.get("setting"),
+                    "value": h.get("value"), "kind": str(h.get("kind") or "")}
+                   for h in sized],
+        "sizing_line": str(summ.get("sizing_line") or ""),
+        "flags": [str(f) for f in summ.get("flags") or []],
+        "labels": {str(k): str(v) for k, v in (summ.get("labels") or {}).items()},
+        "near_limit": float(summ.get("near_limit") or 0.9),
+    }
+
 
 def _num(df: pd.DataFrame, col: str) -> np.ndarray:
     if col not in df.columns:
@@ -74,6 +175,7 @@ def data(a: Analysis, ctx) -> dict:
         "spilled_attempts": n_spill, "spills_shown": 0,
         "columns": [{"key": k, "title": ti, "format": f, "help": h} for k, ti, f, h in TABLE],
         "table": [], "executors": [],
+        "window": _window(a),
     }
     if not ids:
         return out

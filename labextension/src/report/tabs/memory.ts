@@ -5,6 +5,9 @@
  * lines, and every task attempt that spilled as a marker at its finish; a
  * table of per-executor peaks, limits and spills. One executor's chart at a
  * time (a plain `<select>` switches it); the chart keeps a modest height.
+ * Above them, this window's memory (`window`): the sizing answer, limits
+ * approached, and the peaks this window reached per executor (JVM and Python,
+ * the stage and operator that set them) and per stage attempt.
  */
 import { formatBytes, formatCount, pyFixed } from '../../format';
 import { removeViews } from '../bokeh';
@@ -41,7 +44,35 @@ export interface IExecutorMemory {
   [col: string]: any;
 }
 
+export interface IMemoryColumn {
+  key: string;
+  title: string;
+  format: string;
+  help: string;
+}
+
+/** This window's memory (data: views/memory.py `_window`, analysis/memory.py). */
+export interface IWindowMemory {
+  error?: string;
+  columns: IMemoryColumn[];
+  table: Record<string, any>[];
+  stage_columns: IMemoryColumn[];
+  stages: Record<string, any>[];
+  stages_total: number;
+  sizing: {
+    text: string;
+    setting: string | null;
+    value: string | null;
+    kind: string;
+  }[];
+  sizing_line: string;
+  flags: string[];
+  labels: Record<string, string>;
+  near_limit: number;
+}
+
 export interface IMemoryData {
+  window?: IWindowMemory;
   series: ISeriesDef[];
   spill: { label: string; color: string };
   span_s: number;
@@ -98,6 +129,131 @@ function yMax(d: IMemoryData): number {
   return top;
 }
 
+/** The legend's geometry (px), set on the figure's legend in `executorFigure`. */
+export const LEGEND = { margin: 10, padding: 4, row: 15, spacing: 0 };
+
+/**
+ * The y-axis end (MiB) that keeps the legend (top left, `items` rows) above
+ * every line and limit: the legend's height in px (`LEGEND`) out of the plot
+ * frame's (the figure's `height` less at most 110 px of toolbar and axis) is
+ * the share of the y range left free at the top.
+ */
+export function yEnd(top: number, items: number, height: number): number {
+  const frame = Math.max(height - 110, 100);
+  const px =
+    LEGEND.margin +
+    2 * LEGEND.padding +
+    items * LEGEND.row +
+    Math.max(items - 1, 0) * LEGEND.spacing;
+  const share = Math.min(0.7, px / frame);
+  return (top * 1.05) / (1 - share);
+}
+
+function columnsOf(cols: IMemoryColumn[]): IColumn[] {
+  return cols.map(c => ({
+    key: c.key,
+    title: c.title,
+    format: c.format as IColumn['format'],
+    help: c.help || undefined
+  }));
+}
+
+/** This window's memory: the sizing answer, flags, per executor and per stage. */
+export function windowSection(
+  w: IWindowMemory | undefined
+): HTMLElement | null {
+  if (!w) {
+    return null;
+  }
+  const root = h('div', { class: 'jp-perf-memory-window' });
+  root.dataset.view = 'memory-window';
+  if (w.error) {
+    const warn = h('div', { class: 'jp-perf-warn' }, `⚠ ${w.error}`);
+    warn.dataset.view = 'memory-window-error';
+    root.append(warn);
+    return root;
+  }
+  const sizing = h('div', { class: 'jp-perf-memory-sizing' });
+  sizing.dataset.view = 'memory-sizing';
+  sizing.append(h('b', {}, 'Sizing: '));
+  if (w.sizing.length) {
+    const list = h('ul', {});
+    for (const s of w.sizing) {
+      const item = h('li', {});
+      item.dataset.kind = s.kind;
+      if (s.setting) {
+        item.append(h('code', {}, `${s.setting}=${s.value ?? ''}`), ' ');
+      }
+      item.append(
+        `${s.text} `,
+        h('span', { class: 'jp-perf-muted' }, `(${s.kind})`)
+      );
+      list.append(item);
+    }
+    sizing.append(list);
+  } else {
+    sizing.append(w.sizing_line || 'no answer');
+  }
+  root.append(sizing);
+  if (w.flags.length) {
+    const flags = h(
+      'div',
+      { class: 'jp-perf-warn' },
+      '⚠ ' + w.flags.join('; ')
+    );
+    flags.dataset.view = 'memory-flags';
+    root.append(flags);
+  }
+  if (w.table.length) {
+    const how = Object.entries(w.labels)
+      .filter(([k]) => w.table.some(r => r.basis === k))
+      .map(([k, v]) => `${k} = ${v}`)
+      .join('; ');
+    root.append(
+      h(
+        'div',
+        {},
+        h('b', {}, 'This window, per executor'),
+        ' ',
+        h(
+          'span',
+          { class: 'jp-perf-muted' },
+          "Spark's executor peaks never go down, so these are the peaks this window " +
+            `reached (how: ${how}).`
+        )
+      ),
+      table(w.table, columnsOf(w.columns), { view: 'memory-window-executors' })
+        .el
+    );
+  }
+  if (w.stages.length) {
+    const more =
+      w.stages_total > w.stages.length
+        ? ` (${formatCount(w.stages.length)} of ${formatCount(w.stages_total)} rows, highest heap first)`
+        : '';
+    root.append(
+      h(
+        'div',
+        {},
+        h('b', {}, 'Per stage and executor'),
+        ' ',
+        h(
+          'span',
+          { class: 'jp-perf-muted' },
+          "measured: Spark's per-stage executor peaks (JVM and Python)" +
+            more +
+            '.'
+        )
+      ),
+      table(w.stages, columnsOf(w.stage_columns), {
+        view: 'memory-stages',
+        maxHeight: 320
+      }).el
+    );
+  }
+  return root;
+}
+
 /** The chart of one executor: a figure built with BokehJS (not yet shown). */
 export function executorFigure(
   ctx: ITabContext,
@@ -108,11 +264,17 @@ export function executorFigure(
   const top = yMax(d);
   const x0 = -0.01 * d.span_s;
   const x1 = d.span_s * 1.01 + 1e-3;
+  const items =
+    d.series.filter(s => hasFinite(values(e[s.col]))).length +
+    e.limits.length +
+    (e.spills.t.length ? 1 : 0);
+  const height = 340;
   const fig = B.Plotting.figure({
-    height: 320,
+    height,
     sizing_mode: 'stretch_width',
     x_range: new B.Range1d({ start: x0, end: x1 }),
-    y_range: new B.Range1d({ start: 0, end: top * 1.1 }),
+    // the legend (top left) sits above every line: it never hides a limit
+    y_range: new B.Range1d({ start: 0, end: yEnd(top, items, height) }),
     tools: 'xpan,xwheel_zoom,box_zoom,reset,save',
     toolbar_location: 'above',
     x_axis_label: 'seconds since the window started',
@@ -237,6 +399,11 @@ export function executorFigure(
   if (legend) {
     fig.legend.location = 'top_left';
     fig.legend.label_text_font_size = '8pt';
+    fig.legend.margin = LEGEND.margin;
+    fig.legend.padding = LEGEND.padding;
+    fig.legend.spacing = LEGEND.spacing;
+    fig.legend.label_height = LEGEND.row;
+    fig.legend.glyph_height = LEGEND.row;
     fig.legend.click_policy = 'hide';
   }
   return fig;
@@ -266,6 +433,10 @@ export const memoryTab: ITab = {
     const d = ctx.data.tabs.memory as IMemoryData;
     const root = h('div', { class: 'jp-perf-memory' });
     el.append(root);
+    const win = windowSection(d.window);
+    if (win) {
+      root.append(win);
+    }
     if (!d.executors || !d.executors.length) {
       const none = h(
         'div',

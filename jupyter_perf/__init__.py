@@ -27,12 +27,13 @@ def spark_session(*args, **kwargs):
 
 
 def measure(fn: Callable[[], Any], spark=None, label: str = "", store: bool = True,
-            ui_url: str | None = None) -> Run:
+            ui_url: str | None = None, profile: bool = False) -> Run:
     """Run ``fn()`` under measurement and return its Run (what ``%%perfmeasure`` does).
     ``spark``: the session (default: the embedded one); ``ui_url``: a Spark Connect server's
-    Spark UI. If ``fn`` raises, its exception is re-raised unchanged."""
+    Spark UI; ``profile``: also sample the window's CPU stacks (``a.hot_functions``, the
+    Profile tab). If ``fn`` raises, its exception is re-raised unchanged."""
     from .kernel.measuring import measure as _measure
-    return _measure(fn, spark=spark, label=label, store=store, ui_url=ui_url)
+    return _measure(fn, spark=spark, label=label, store=store, ui_url=ui_url, profile=profile)
 
 
 def last_run() -> Run | None:

@@ -13,6 +13,7 @@ from .. import fmt
 from ..model import Run
 from . import breakdown as _bd
 from . import components
+from . import memory as _memory
 from .callsite import run_call_site
 from .hints import cause_hints, operator_hints, udf_name
 from .hostcpu import busy_share, host_cores, own_share, wait_shares, with_floor
@@ -28,6 +29,7 @@ from .operators import (
     python_stage_tasks,
     stage_operators,
 )
+from .profile import ProfileResult, empty_hot, profile_of, sampled_split
 from .replay import ReplayResult, replay
 from .resources import ResourceParams, io_time_bound, resource_model
 from .stragglers import (
@@ -497,6 +499,10 @@ class Analysis:
         on uniform data is host noise or a measured cause); ``skew_ratio`` stays the longest
         task over the median one, as the Query tab shows it."""
         table = self._operators.table
+        if self.profile is not None and self.profile.samples:
+            # the split inside a codegen stage from CPU samples (analysis/profile.py)
+            table = sampled_split(table, self.profile, self.run,
+                                  float(self.timeline.duration.sum()))
         if len(table):
             skewed = set(self.skewed_stages)
             table = table.assign(skew=[bool(set(ids or []) & skewed) and t > 0 for ids, t
@@ -542,6 +548,48 @@ class Analysis:
                                self.skewed_stages)
                 + cause_hints(v.hints, whatif))
 
+    # -- CPU profile (issue P) ---------------------------------------------
+    @functools.cached_property
+    def profile(self) -> ProfileResult | None:
+        """The window's stack samples attributed to operators (``analysis/profile.py``), or
+        None when the run has no profile."""
+        return profile_of(self.run)
+
+    @property
+    def hot_functions(self) -> pd.DataFrame:
+        """Per leaf function of the task threads' samples: ``function``, ``self_samples``,
+        ``total_samples``, ``operator``, ``stage_ids`` (and ``share``, ``kind``), hottest first;
+        empty without a profile."""
+        return self.profile.hot if self.profile is not None else empty_hot()
+
+    # -- memory (issue V: analysis/memory.py) -----------------------------
+    @functools.cached_property
+    def stage_memory(self) -> pd.DataFrame:
+        """Per stage attempt x executor: its peaks while the stage ran (bytes, measured), the
+        stage's memory operator and kind, spills, GC (``analysis/memory.stage_table``)."""
+        return _memory.stage_table(self.run, self.operators)
+
+    @property
+    def memory(self) -> pd.DataFrame:
+        """DESIGN.md's name for :attr:`stage_memory`."""
+        return self.stage_memory
+
+    @functools.cached_property
+    def memory_table(self) -> pd.DataFrame:
+        """Per executor (the driver included): this window's peaks and what set them, limits,
+        spills, GC (``analysis/memory.executor_table``)."""
+        return _memory.executor_table(self.run, self.stage_memory)
+
+    @functools.cached_property
+    def memory_sizing(self) -> list[dict]:
+        """The sizing answer: hint dicts with setting, value, evidence and kind."""
+        return _memory.sizing(self.run, self.memory_table, self.stage_memory)
+
+    def memory_summary(self) -> dict:
+        """``summary()["memory"]`` (``analysis/memory.summary``)."""
+        return _memory.summary(self.run, self.memory_table, self.stage_memory,
+                               self.memory_sizing)
+
     def summary(self) -> dict:
         """JSON-able digest with DESIGN.md's schema (and a few extra keys)."""
         run = self.run
@@ -584,6 +632,8 @@ class Analysis:
             "operators": self.operators.to_dict("records"),
             "top_operator": self.top_operator,
             "operators_note": self.operators_note,
+            "memory": self.memory_summary(),
+            "profile": self.profile.summary() if self.profile is not None else None,
             "warnings": list(run.warnings) + list(self.timeline.warnings),
         }
         return jsonable(out)

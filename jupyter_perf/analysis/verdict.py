@@ -70,8 +70,9 @@ HINTS: dict[str, str] = {
     "other_wait": "Time inside tasks that Spark's metrics do not explain (not CPU, GC, "
                   "shuffle, measured Python time or input/output): code Spark does not time, "
                   "such as external calls, locks or Python workers of RDD functions; a profile "
-                  "of that code (py-spy for Python workers, a JVM profiler for the executor), "
-                  "not a Spark setting, finds it.",
+                  "of that code, not a Spark setting, finds it: run the cell again as "
+                  "%%perfmeasure --profile (the Profile tab samples the executors' JVM stacks; "
+                  "py-spy samples Python workers).",
     "python_arrow": "The UDF's own Python code takes the time (rows already reach the workers "
                     "in Arrow batches): vectorise it — a pandas_udf working on whole Series "
                     "with pandas/NumPy operations, not a loop per row or Series.apply — or "

@@ -16,8 +16,10 @@ import pandas as pd
 from ..errors import one_line
 from ..model import Run, conform, new_run_id
 from .executors_lost import lost_executor_warnings
+from .fields import sorted_stage_memory
 from .hostcpu import HostCpuSampler, executors_on_this_host
 from .listener import ListenerUnavailable, conform_sparkmeasure_tasks, listeners_for
+from .profiler import ProfilerUnavailable, WindowProfiler
 from .progress import ProgressPoller, ProgressSnapshot, StatusReader
 from .redact import redact
 from .rest import RestError, SparkRest
@@ -49,7 +51,8 @@ class ClassicWindow:
     def __init__(self, spark, *, kind: str = "cell", label: str = "", source: str = "",
                  notebook: str = "", sample_interval: float = 0.5,
                  settle_timeout: float = SETTLE_TIMEOUT_S,
-                 on_progress: Callable[[ProgressSnapshot], None] | None = None):
+                 on_progress: Callable[[ProgressSnapshot], None] | None = None,
+                 profile: bool = False):
         self.spark = spark
         self.sc = self._context(spark)
         self.run = Run(run_id=new_run_id(), kind=kind, label=label, source=source,
@@ -67,6 +70,10 @@ class ClassicWindow:
         self._sql_mark = None     # where Spark's SQL execution list ended at start (sql.py)
         self._first_job: int | None = None   # the id of the first job started after start()
         self.next_job_at_end: int | None = None   # the scheduler's job count when the cell ended
+        self.profile = profile    # CPU stack samples of the window (collect/profiler.py)
+        self.profiler: WindowProfiler | None = None
+        if profile and self.sc is None:
+            self._no_profile("a Spark Connect server's JVM is not profiled yet")
 
     def _context(self, spark):
         """The driver's SparkContext (a Spark Connect window has none: connect_window.py)."""
@@ -118,8 +125,35 @@ class ClassicWindow:
             self.poller = ProgressPoller(StatusReader(self.sc, self.tag), self.on_progress,
                                          peak_memory=self._peak_memory)
             self.poller.start()
+        if self.profile:
+            self._start_profiler()
         run.start_ms = time.time() * 1000.0
         return self
+
+    def _no_profile(self, why: str) -> None:
+        """The one line a run without its asked-for profile carries."""
+        self.run.warnings.append(f"no CPU profile: {why}")
+        self.run.extra["profile"] = {"method": "none", "note": why}
+
+    def _start_profiler(self) -> None:
+        try:
+            self.profiler = WindowProfiler(self.sc).start()
+        except ProfilerUnavailable as exc:
+            self._no_profile(str(exc))
+        except Exception as exc:     # py4j or the JVM: never let a profile break the cell
+            self._no_profile(f"async-profiler could not start ({one_line(exc)})")
+
+    def _stop_profiler(self) -> None:
+        profiler, self.profiler = self.profiler, None
+        if profiler is None:
+            return
+        try:
+            self.run.extra["profile"] = record = profiler.stop()
+            if record.get("note"):          # some executors could not be sampled
+                self.run.warnings.append(f"CPU profile partial: {record['note']}")
+        except Exception as exc:
+            self._no_profile(str(exc) if isinstance(exc, ProfilerUnavailable) else
+                             f"async-profiler failed ({one_line(exc)})")
 
     def _mark_sql(self) -> None:
         """Note where Spark's SQL execution list ends, so the finish reads only what comes
@@ -137,6 +171,7 @@ class ClassicWindow:
 
     def stop_background(self) -> None:
         """Stop the sampler and poller threads without collecting (start() failed)."""
+        self._stop_profiler()
         if self.poller is not None:
             self.poller.halt(timeout=10)
         if self.sampler is not None:
@@ -164,6 +199,7 @@ class ClassicWindow:
         run = self.run
         run.end_ms = time.time() * 1000.0
         run.status, run.error = status, error
+        self._stop_profiler()         # the window's samples, not the collection's
         # the session's SQL settings as the cell left them (compare's config diff, issue J)
         self._safely("read the session's settings", lambda: run.extra.__setitem__(
             "spark_conf", with_session_conf(run.extra.get("spark_conf"), self.spark)))
@@ -312,6 +348,7 @@ class ClassicWindow:
             if tasks is not None:
                 filled = fill_from_listener(read, heard, tasks)
         run.stages, run.tasks = read.stages, read.tasks
+        run.stage_memory = sorted_stage_memory(read.memory, run.tasks)    # per stage attempt, executor
         run.warnings.extend(eviction_warnings(read, *filled))
         window_jobs = sorted(set(job_ids) | set(gone))
         # SQL plans of the window's jobs (rest-sql's room), from where the list ended at start

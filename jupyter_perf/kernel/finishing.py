@@ -280,6 +280,8 @@ def seal(window) -> Sealed:
     window._untag()                          # the main thread's job tag, before it runs more
     if hasattr(window, "_next_job_id"):
         window.next_job_at_end = window._next_job_id()   # did the cell start any job?
+    if getattr(window, "profiler", None) is not None:
+        window._stop_profiler()              # the cell's CPU samples, not the next cell's
     if window.host_cpu is not None:
         rows = window.host_cpu.stop()        # the last sample: now
         window.host_cpu = _StoppedSampler(rows, window.host_cpu.error)

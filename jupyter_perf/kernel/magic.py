@@ -26,12 +26,14 @@ from .handoff import disarm_current, handover, wait_pending
 from .live import LiveDisplay, mode_for
 from .measuring import current_cell_id, interrupt_in, remember, run_error  # noqa: F401 (names)
 
-HELP = """%%perfmeasure [-o NAME] [--label TEXT] [--no-report] [--ui URL]
+HELP = """%%perfmeasure [-o NAME] [--label TEXT] [--no-report] [--ui URL] [--profile]
     Run the cell as usual and show why it took the time it took.
     -o NAME        bind the Run to NAME in the notebook
     --label TEXT   a label for the run list
     --no-report    store the run but show only a one-line summary
     --ui URL       Spark Connect: the server's Spark UI (its REST API), e.g. http://host:4040
+    --profile      also sample the cell's CPU stacks (async-profiler, executors on this
+                   machine: local[N], local-cluster): the Profile tab, a.hot_functions
 %perfmeasure on | off         measure every cell that runs Spark jobs (no magic per cell);
                               also JUPYTER_PERF_ALWAYS_ON=1 or jupyter_perf.always_on(True)
 %perfmeasure list [N]         recent runs (from every kernel)
@@ -62,6 +64,7 @@ class PerfMagics(Magics):
     @argument("--advised-by", default=None, help="compare the run with this advised run")
     @argument("rest", nargs="*", help="line mode: list | show RUN | help")
     @line_cell_magic
+    @argument("--profile", action="store_true", help="also sample the cell's CPU stacks")
     def perfmeasure(self, line: str, cell: str | None = None):
         try:
             args = self.perfmeasure.parser.parse_args(shlex.split(line))
@@ -170,7 +173,8 @@ class PerfMagics(Magics):
         try:
             window = window_for(spark, ui_url=args.ui, kind="cell", label=args.label,
                                 source=cell, notebook=str(notebook or ""),
-                                on_progress=None if live.mode == "none" else live.update)
+                                on_progress=None if live.mode == "none" else live.update,
+                                profile=args.profile)
             if cell_id:
                 window.run.extra["cell_id"] = cell_id     # lets the sidebar find the cell
             if args.advised_by:

@@ -106,10 +106,11 @@ def last_run() -> Run | None:
 
 
 def measure(fn: Callable[[], Any], spark=None, label: str = "", store: bool = True,
-            ui_url: str | None = None) -> Run:
+            ui_url: str | None = None, profile: bool = False) -> Run:
     """Run ``fn()`` under measurement and return its Run (the result is in ``run.extra``
     only when JSON-able; keep your own reference if you need it). ``ui_url``: a Spark
-    Connect server's Spark UI, when ``spark`` is a Connect session.
+    Connect server's Spark UI, when ``spark`` is a Connect session. ``profile``: CPU stack
+    samples of the window too (``collect/profiler.py``).
 
     If ``fn`` raises, its exception is re-raised unchanged, whatever happens while the run is
     collected or stored."""
@@ -119,7 +120,7 @@ def measure(fn: Callable[[], Any], spark=None, label: str = "", store: bool = Tr
     disarm_current()        # the cell is measured here: always-on steps aside
     handover()              # a finishing cell copies the listener buffers before they clear
     window = window_for(spark, ui_url=ui_url, kind="function", label=label,
-                        source=getattr(fn, "__qualname__", repr(fn))).start()
+                        source=getattr(fn, "__qualname__", repr(fn)), profile=profile).start()
     try:
         fn()
     except KeyboardInterrupt:

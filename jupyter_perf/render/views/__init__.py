@@ -122,15 +122,15 @@ def header(run: Run, a: Analysis | None) -> dict:
 
 @functools.lru_cache(maxsize=None)
 def _tabs():
-    from . import memory, query, stages, stragglers, summary, timeline, whatif
+    from . import memory, profile, query, stages, stragglers, summary, timeline, whatif
     return {"summary": summary, "query": query, "timeline": timeline, "stages": stages,
-            "stragglers": stragglers, "whatif": whatif, "memory": memory}
+            "stragglers": stragglers, "whatif": whatif, "memory": memory, "profile": profile}
 
 
 def report_data(a: Analysis) -> dict:
     """The whole report's data (see the module docstring)."""
     ctx = ViewContext.of(a)
-    tabs = {key: mod.data(a, ctx) for key, mod in _tabs().items()}
+    tabs = {key: part for key, mod in _tabs().items() if (part := mod.data(a, ctx)) is not None}
     return {"format": DATA_FORMAT, "run_id": str(a.run.run_id), "header": header(a.run, a),
             "tabs": jsonable(tabs),
             "tasks": dict(ctx.arrays),

@@ -1,6 +1,7 @@
 /** The report's tabs, in the order the tab bar shows them. */
 import { ITab } from '../types';
 import { memoryTab } from './memory';
+import { profileTab } from './profile';
 import { queryTab } from './query';
 import { stagesTab } from './stages';
 import { stragglersTab } from './stragglers';
@@ -15,5 +16,6 @@ export const TABS: ITab[] = [
   stagesTab,
   stragglersTab,
   whatifTab,
-  memoryTab
+  memoryTab,
+  profileTab
 ];

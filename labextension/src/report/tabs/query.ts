@@ -287,7 +287,12 @@ function columns(q: IQueryData): IColumn[] {
       format: 'ms',
       help: 'measured where Spark splits the time, else estimated (next column)'
     },
-    { key: 'kind', title: 'measured / estimated', format: 'text' },
+    {
+      key: 'kind',
+      title: 'measured / estimated / sampled',
+      format: 'text',
+      help: 'how the task time was split: measured by Spark, estimated by a rule, or sampled from CPU stacks (with --profile)'
+    },
     { key: 'rows_out', title: 'rows out', format: 'int' },
     { key: 'input_bytes', title: 'input', format: 'bytes' },
     { key: 'spill_bytes', title: 'spill', format: 'bytes' },

@@ -1,0 +1,461 @@
+"""On-CPU stack samples of a measuring window, with async-profiler (issue P).
+
+Opt-in: ``jp.measure(fn, profile=True)`` and ``%%perfmeasure --profile``. On a local master
+(``local``, ``local[N]``) every task runs in the driver JVM, so async-profiler is loaded into
+that JVM through py4j and started when the window starts, stopped when it ends; its collapsed
+stacks, with the thread name as the root frame, are kept with the run
+(``run.extra["profile"]``, read by ``analysis/profile.py``).
+
+Where it cannot run — no jar, a platform the jar has no library for, a master whose executors
+are other JVMs (local-cluster, standalone, YARN, Kubernetes), Spark Connect, another window of
+the same JVM already profiling — the run has no profile and ONE warning line says why; the
+report is otherwise unchanged.
+
+**The jar, and why it is not added to the JVM's launch.** async-profiler is the Maven Central
+package :data:`PACKAGE`; its jar carries the native libraries. Putting it into every session's
+``spark.jars.packages`` would make each JVM start resolve one more package (seconds on a busy
+machine; a failure without network, which ``collect/session.py`` would then have to undo)
+although most sessions never profile. Instead the jar is found or fetched only when a window
+asks for a profile: :data:`JAR_ENV` (a path: the user's choice, or a test's missing jar), a
+class already on the driver's class path (the user put :data:`PACKAGE` into
+``spark.jars.packages``), the jupyter-perf store's copy, Ivy's and Maven's local caches; else
+it is fetched once with Ivy, the Maven client Spark itself uses (pyspark's own ``ivy-*.jar``),
+into the store (``<store>/profiler/``). It is loaded into the running driver JVM through a
+class loader of its own, so a session started without it can still be profiled.
+
+**Thread names.** async-profiler names a thread by the name it has when the profile is dumped;
+Spark's pooled task threads are renamed at every task ("Executor task launch worker for task
+3.0 in stage 5.0 (TID 42)"), so the name tells that a sample is a task thread's, not which task
+it ran. ``analysis/profile.py`` maps samples to stages and operators by their stacks.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import platform
+import re
+import shutil
+import subprocess
+import threading
+import weakref
+from typing import Any
+
+from ..errors import one_line
+
+PACKAGE = "tools.profiler:async-profiler:4.1"
+GROUP, ARTIFACT, VERSION = PACKAGE.split(":")
+JAR_NAME = f"{ARTIFACT}-{VERSION}.jar"
+#: A path to the async-profiler jar to use instead of finding or fetching one.
+JAR_ENV = "JUPYTER_PERF_ASYNC_PROFILER"
+#: The sampling interval (ms of CPU time per sample, per thread).
+INTERVAL_MS = 10
+#: How long fetching the jar with Ivy may take, once (s).
+FETCH_TIMEOUT_S = 180.0
+#: At most this many distinct task-thread stacks are kept (the heaviest); the rest are
+#: counted in one "[other stacks]" line so the sample total stays right.
+MAX_STACKS = 20000
+METHOD = "async-profiler"
+CLASS = "one.profiler.AsyncProfiler"
+#: Platforms async-profiler's jar has a native library for (its folder in the jar).
+_PLATFORMS = {("Linux", "x86_64"): "linux-x64", ("Linux", "amd64"): "linux-x64",
+              ("Linux", "aarch64"): "linux-arm64", ("Linux", "arm64"): "linux-arm64",
+              ("Darwin", "x86_64"): "macos", ("Darwin", "arm64"): "macos"}
+TASK_THREAD = "Executor task launch worker"
+_LAMBDA = re.compile(r"\$\$Lambda\$\d+[./]0x[0-9a-fA-F]+")
+_TID = re.compile(r" tid=\d+\]$")
+_HIDDEN = re.compile(r"0x[0-9a-fA-F]{6,}")
+_DIGITS = re.compile(r"\d+$")
+
+# One profiler per JVM (async-profiler is a singleton in its process): gateway -> handle.
+_handles: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_busy: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+_guard = threading.Lock()
+
+
+class ProfilerUnavailable(Exception):
+    """Why there is no profile, in one line (the run's warning)."""
+
+
+def platform_dir() -> str | None:
+    return _PLATFORMS.get((platform.system(), platform.machine()))
+
+
+def is_single_jvm(master: str | None) -> bool:
+    """Tasks run in the driver's JVM: ``local`` or ``local[N]`` / ``local[N, F]``."""
+    m = (master or "").strip().lower()
+    return m == "local" or m.startswith("local[")
+
+
+# -- the jar ------------------------------------------------------------------------------
+def cache_dir() -> str:
+    from ..store import home_dir
+
+    return os.path.join(home_dir(), "profiler")
+
+
+def _cached_jars() -> list[str]:
+    home = os.path.expanduser("~")
+    found = [os.path.join(cache_dir(), JAR_NAME),
+             os.path.join(home, ".ivy2", "jars", f"{GROUP}_{ARTIFACT}-{VERSION}.jar"),
+             os.path.join(home, ".m2", "repository", *GROUP.split("."), ARTIFACT, VERSION,
+                          JAR_NAME)]
+    found += sorted(glob.glob(os.path.join(home, ".ivy2*", "jars",
+                                           f"{GROUP}_{ARTIFACT}-{VERSION}.jar")))
+    found += sorted(glob.glob(os.path.join(home, ".ivy2*", "cache", GROUP, ARTIFACT, "jars",
+                                           JAR_NAME)))
+    return found
+
+
+def ivy_jar() -> str | None:
+    """pyspark's own Ivy (the Maven client ``spark.jars.packages`` uses)."""
+    try:
+        import pyspark
+    except ImportError:
+        return None
+    jars = sorted(glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars",
+                                         "ivy-*.jar")))
+    return jars[-1] if jars else None
+
+
+def fetch_jar(timeout: float = FETCH_TIMEOUT_S) -> str:
+    """Fetch :data:`PACKAGE` once with Ivy into :func:`cache_dir`; its path. Raises
+    :class:`ProfilerUnavailable` with the reason."""
+    ivy = ivy_jar()
+    if ivy is None:
+        raise ProfilerUnavailable("no Ivy jar in pyspark to fetch it with")
+    folder = cache_dir()
+    os.makedirs(folder, exist_ok=True)
+    target = os.path.join(folder, JAR_NAME)
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") \
+        if os.environ.get("JAVA_HOME") else "java"
+    cmd = [java, "-cp", ivy, "org.apache.ivy.Main", "-dependency", GROUP, ARTIFACT, VERSION,
+           "-confs", "default", "-retrieve",
+           os.path.join(folder, "[artifact]-[revision].[ext]")]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ProfilerUnavailable(f"fetching {PACKAGE} failed ({one_line(exc)})") from exc
+    if not os.path.isfile(target):
+        lines = [ln.strip() for ln in (out.stdout + out.stderr).splitlines()
+                 if "unresolved" in ln.lower() or "error" in ln.lower()]
+        raise ProfilerUnavailable(f"{PACKAGE} could not be fetched"
+                                  + (f" ({lines[0][:200]})" if lines else ""))
+    return target
+
+
+def find_jar(fetch: bool = True) -> str:
+    """The jar to load: :data:`JAR_ENV`, else a cached copy, else fetched (``fetch``)."""
+    chosen = os.environ.get(JAR_ENV, "").strip()
+    if chosen:
+        if not os.path.isfile(chosen):
+            raise ProfilerUnavailable(f"{JAR_ENV}={chosen} is not a file")
+        return chosen
+    for path in _cached_jars():
+        if os.path.isfile(path):
+            return path
+    if not fetch:
+        raise ProfilerUnavailable(f"{PACKAGE} is not in a local cache")
+    return fetch_jar()
+
+
+# -- the profiler in the driver JVM ---------------------------------------------------------
+def _on_classpath(jvm):
+    from py4j.java_gateway import JavaClass
+
+    found = jvm
+    for part in CLASS.split("."):
+        found = getattr(found, part)
+    return found if isinstance(found, JavaClass) else None
+
+
+def _load(sc):
+    """The AsyncProfiler instance of ``sc``'s JVM (loaded once per JVM)."""
+    gateway, jvm = sc._gateway, sc._jvm
+    handle = _handles.get(gateway)
+    if handle is not None:
+        return handle
+    if not os.environ.get(JAR_ENV, "").strip():
+        cls = _on_classpath(jvm)
+        if cls is not None:       # the user added the package to spark.jars.packages
+            handle = _handles[gateway] = cls.getInstance()
+            return handle
+    jar = find_jar()
+    url = jvm.java.io.File(jar).toURI().toURL()
+    urls = gateway.new_array(jvm.java.net.URL, 1)
+    urls[0] = url
+    loader = jvm.java.net.URLClassLoader(urls, jvm.java.lang.ClassLoader.getSystemClassLoader())
+    cls = loader.loadClass(CLASS)
+    method = cls.getMethod("getInstance", gateway.new_array(jvm.java.lang.Class, 0))
+    handle = method.invoke(None, gateway.new_array(jvm.java.lang.Object, 0))
+    _handles[gateway] = handle
+    return handle
+
+
+def _java_message(exc: BaseException) -> str:
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            return one_line(Exception(str(java.toString())), with_type=False)
+        except Exception:
+            pass
+    return one_line(exc, with_type=False)
+
+
+# -- executors in JVMs of their own on this machine (local-cluster, a local standalone) -----
+#: How long one ``jcmd`` may take (s).
+JCMD_TIMEOUT_S = 60.0
+AGENT_METHOD = "async-profiler (agent)"
+_EXECUTOR_ID = re.compile(r"--executor-id\s+(\S+)")
+_APP_ID = re.compile(r"--app-id\s+(\S+)")
+
+
+def executor_processes(app_id: str, ps_output: str | None = None) -> dict[int, str]:
+    """pid -> executor id of ``app_id``'s executor JVMs running on this machine (Spark's
+    ``CoarseGrainedExecutorBackend`` processes, found by their command lines)."""
+    if ps_output is None:
+        try:
+            # -ww: whole command lines, whatever COLUMNS says (pytest sets it)
+            ps_output = subprocess.run(["ps", "-ww", "-eo", "pid=,args="], capture_output=True,
+                                       text=True, timeout=30).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return {}
+    out = {}
+    for line in ps_output.splitlines():
+        pid, _, args = line.strip().partition(" ")
+        app = _APP_ID.search(args)
+        if "CoarseGrainedExecutorBackend" in args and app and app.group(1) == app_id \
+                and pid.isdigit():
+            found = _EXECUTOR_ID.search(args)
+            out[int(pid)] = found.group(1) if found else "?"
+    return out
+
+
+def native_library() -> str:
+    """async-profiler's native library for this platform, taken out of the jar once."""
+    import zipfile
+
+    plat = platform_dir()
+    if plat is None:
+        raise ProfilerUnavailable(f"async-profiler has no library for {platform.system()} "
+                                  f"{platform.machine()}")
+    jar = find_jar()
+    target = os.path.join(cache_dir(), f"{VERSION}-{plat}", "libasyncProfiler.so")
+    if not os.path.isfile(target):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        try:
+            with zipfile.ZipFile(jar) as z:
+                data = z.read(f"{plat}/libasyncProfiler.so")
+        except (OSError, KeyError, zipfile.BadZipFile) as exc:
+            raise ProfilerUnavailable(f"no {plat} library in {jar} ({one_line(exc)})") from exc
+        tmp = f"{target}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    return target
+
+
+def _jcmd_path() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and os.path.isfile(os.path.join(home, "bin", "jcmd")):
+        return os.path.join(home, "bin", "jcmd")
+    return shutil.which("jcmd")
+
+
+def _agent(jcmd: str, pid: int, lib: str, args: str) -> str:
+    """Load async-profiler into JVM ``pid`` with ``args`` (JDK's ``JVMTI.agent_load``); ''
+    when it did, else why not."""
+    try:
+        out = subprocess.run([jcmd, str(pid), "JVMTI.agent_load", lib, f'"{args}"'],
+                             capture_output=True, text=True, timeout=JCMD_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return one_line(exc)
+    text = (out.stdout + out.stderr).strip()
+    return "" if out.returncode == 0 and "return code: 0" in text else \
+        (text.splitlines()[-1] if text else f"jcmd exit {out.returncode}")
+
+
+def _each(fn, items):
+    """``fn(item)`` for every item at once (each is a ``jcmd``: a JVM start of its own)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    items = list(items)
+    if not items:
+        return []
+    with ThreadPoolExecutor(max_workers=min(8, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
+class WindowProfiler:
+    """Start with :meth:`start` (raises :class:`ProfilerUnavailable`), end with
+    :meth:`stop` -> the profile dict for ``run.extra["profile"]``.
+
+    ``local[N]``: async-profiler in the driver's JVM through py4j. Executors in JVMs of their
+    own on this machine (``local-cluster``, a standalone cluster of this machine): loaded into
+    each executor JVM as an agent with JDK's ``jcmd <pid> JVMTI.agent_load`` (the library
+    taken out of the jar), started and stopped the same way; each writes its collapsed stacks
+    to a file read here. Executors that start during the window are not sampled."""
+
+    def __init__(self, sc, interval_ms: int = INTERVAL_MS):
+        self.sc = sc
+        self.interval_ms = int(interval_ms)
+        self.handle = None
+        self._gateway = None
+        self._agents: dict[int, str] = {}     # pid -> executor id, sampling
+        self._lib = ""
+        self._jcmd = ""
+        self._dir = ""
+        self._missed: list[str] = []
+
+    def _options(self) -> str:
+        return f"event=cpu,interval={self.interval_ms}ms,threads"
+
+    def start(self) -> "WindowProfiler":
+        master = str(self.sc.master)
+        if platform_dir() is None:
+            raise ProfilerUnavailable(f"async-profiler has no library for "
+                                      f"{platform.system()} {platform.machine()}")
+        chosen = os.environ.get(JAR_ENV, "").strip()
+        if chosen and not os.path.isfile(chosen):
+            raise ProfilerUnavailable(f"{JAR_ENV}={chosen} is not a file")
+        gateway = self.sc._gateway
+        with _guard:
+            if _busy.get(gateway):
+                raise ProfilerUnavailable("another measuring window of this Spark session is "
+                                          "profiling (one profile per JVM at a time)")
+            _busy[gateway] = True
+        self._gateway = gateway
+        try:
+            if is_single_jvm(master):
+                self.handle = _load(self.sc)
+                self.handle.execute(f"start,{self._options()}")
+            else:
+                self._start_agents(master)
+        except ProfilerUnavailable:
+            self._release(gateway)
+            raise
+        except Exception as exc:
+            self._release(gateway)
+            raise ProfilerUnavailable(f"async-profiler did not start "
+                                      f"({_java_message(exc)})") from exc
+        return self
+
+    def _start_agents(self, master: str) -> None:
+        pids = executor_processes(str(self.sc.applicationId))
+        if not pids:
+            raise ProfilerUnavailable(
+                f"the executors of master {master} run in JVMs of their own, none of them "
+                "on this machine; jupyter-perf profiles executors here only (local[N], "
+                "local-cluster, a standalone cluster of this machine)")
+        jcmd = _jcmd_path()
+        if jcmd is None:
+            raise ProfilerUnavailable("no jcmd (JDK) to load async-profiler into the "
+                                      "executors' JVMs; install a JDK or use local[N]")
+        import tempfile
+
+        self._lib, self._jcmd = native_library(), jcmd
+        self._dir = tempfile.mkdtemp(prefix="jupyter-perf-profile-")
+        results = _each(lambda pid: _agent(jcmd, pid, self._lib, f"start,{self._options()}"),
+                        pids)
+        for (pid, ex), why in zip(pids.items(), results):
+            if why:
+                self._missed.append(f"executor {ex}: {why}")
+            else:
+                self._agents[pid] = ex
+        if not self._agents:
+            raise ProfilerUnavailable("async-profiler did not start in the executors' JVMs ("
+                                      + "; ".join(self._missed)[:300] + ")")
+
+    def _release(self, gateway) -> None:
+        with _guard:
+            _busy.pop(gateway, None)
+
+    def stop(self) -> dict[str, Any]:
+        """Stop sampling; the profile (``stacks``: [[collapsed stack, samples], ...])."""
+        if self.handle is None and not self._agents:
+            raise ProfilerUnavailable("the profiler was not started")
+        try:
+            if self.handle is not None:
+                self.handle.execute("stop")
+                return profile_record(str(self.handle.execute("collapsed")), self.interval_ms)
+            return self._stop_agents()
+        except ProfilerUnavailable:
+            raise
+        except Exception as exc:
+            raise ProfilerUnavailable(f"async-profiler did not stop cleanly "
+                                      f"({_java_message(exc)})") from exc
+        finally:
+            self._release(self._gateway)
+            self.handle = None
+            self._agents = {}
+
+    def _stop_agents(self) -> dict[str, Any]:
+        agents = dict(self._agents)
+
+        def stop_one(pid: int) -> str:
+            path = os.path.join(self._dir, f"{pid}.collapsed")
+            return _agent(self._jcmd, pid, self._lib, f"stop,file={path},collapsed")
+
+        results = _each(stop_one, agents)
+        texts, per_executor = [], {}
+        for (pid, ex), why in zip(agents.items(), results):
+            path = os.path.join(self._dir, f"{pid}.collapsed")
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                text = ""
+            if why or not text:
+                self._missed.append(f"executor {ex}: {why or 'no output'}")
+                continue
+            texts.append(text)
+            per_executor[ex] = sum(c for f, c in parse_collapsed(text)
+                                   if f and f[0].startswith("[" + TASK_THREAD))
+        shutil.rmtree(self._dir, ignore_errors=True)
+        if not texts:
+            raise ProfilerUnavailable("async-profiler gave no samples from the executors ("
+                                      + "; ".join(self._missed)[:300] + ")")
+        record = profile_record("\n".join(texts), self.interval_ms, method=AGENT_METHOD)
+        record["executors"] = per_executor
+        if self._missed:
+            record["note"] = ("not sampled: " + "; ".join(self._missed))[:500]
+        return record
+
+
+# -- collapsed stacks as the run keeps them --------------------------------------------------
+def _thread_group(name: str) -> str:
+    """A JVM thread's name without its numbers ("GC Thread#1" -> "GC Thread#")."""
+    return _DIGITS.sub("", name).strip() or name
+
+
+def parse_collapsed(text: str) -> list[tuple[list[str], int]]:
+    """``frame;frame;... count`` lines -> (frames root first, count); bad lines skipped."""
+    out = []
+    for line in text.splitlines():
+        stack, _, count = line.rstrip().rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        out.append((stack.split(";"), int(count)))
+    return out
+
+
+def profile_record(text: str, interval_ms: int, method: str = METHOD) -> dict[str, Any]:
+    """The profile as a run keeps it: task threads' stacks in full (lambda class names and
+    thread ids normalised, so equal stacks merge), other JVM threads as one frame per thread
+    group ("[jvm] C2 CompilerThre"), the heaviest :data:`MAX_STACKS` stacks."""
+    merged: dict[str, int] = {}
+    for frames, count in parse_collapsed(text):
+        root = _TID.sub("]", frames[0]) if frames else ""
+        if root.startswith("[" + TASK_THREAD):
+            body = [_HIDDEN.sub("0x", _LAMBDA.sub("$$Lambda", f)) for f in frames[1:]]
+            key = ";".join([root] + body)
+        else:
+            name = root[1:-1] if root.startswith("[") and root.endswith("]") else root
+            key = f"[jvm] {_thread_group(name)}"
+        merged[key] = merged.get(key, 0) + count
+    ordered = sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))
+    kept, rest = ordered[:MAX_STACKS], ordered[MAX_STACKS:]
+    stacks = [[k, v] for k, v in kept]
+    if rest:
+        stacks.append([f"[{TASK_THREAD} (other stacks)]", sum(v for _, v in rest)])
+    return {"method": method, "interval_ms": interval_ms, "event": "cpu",
+            "threads": "names as at the end of the window", "stacks": stacks}

@@ -1,0 +1,338 @@
+/**
+ * The Profile tab (issue P): the window's on-CPU stack samples of Spark's task
+ * threads as an icicle flame graph (BokehJS rectangles, root on top, one
+ * colour per plan operator the samples were attributed to), a search that
+ * marks the frames whose name matches, the operators' sampled split, the hot
+ * functions, and the collapsed stacks as a download (flamegraph.pl,
+ * speedscope). Shown only when the run has a profile. Data:
+ * jupyter_perf/render/views/profile.py.
+ */
+import { formatCount, formatDuration } from '../../format';
+import { showModel } from '../bokeh';
+import { h } from '../dom';
+import { addStyles } from '../style';
+import { IColumn, rowsOf, table } from '../table';
+import { ITab, ITabContext } from '../types';
+
+export interface IProfileData {
+  summary: {
+    method: string;
+    interval_ms: number;
+    note: string;
+    samples: number;
+    other_jvm_samples: number;
+    sampled_cpu_ms: number;
+    spark_cpu_ms: number;
+    sampled_to_spark: number | null;
+    kinds: Record<string, number>;
+  };
+  operators: Record<string, any>[];
+  flame: {
+    depth: number[];
+    start: number[];
+    n: number[];
+    own: number[];
+    name: string[];
+    operator: string[];
+  };
+  min_share: number;
+  hot: Record<string, any[]>;
+  hot_total: number;
+  max_hot: number;
+  collapsed: string;
+  collapsed_truncated: boolean;
+  file_name: string;
+}
+
+const CSS = `
+.jp-perf-profile .jp-perf-profile-tools { margin: 6px 0; display: flex; gap: 12px;
+  align-items: center; flex-wrap: wrap; }
+.jp-perf-profile .jp-perf-table-wrap { overflow-x: auto; }
+.jp-perf-profile table.jp-perf-table { width: max-content; }
+.jp-perf-profile h4 { margin: 10px 0 4px; }
+`;
+
+// One colour per operator (the first ones the widest), gray for frames with none.
+const PALETTE = [
+  '#e45756',
+  '#4c78a8',
+  '#f58518',
+  '#54a24b',
+  '#b279a2',
+  '#eeca3b',
+  '#72b7b2',
+  '#ff9da6',
+  '#9d755d',
+  '#bab0ac'
+];
+const NONE_COLOR = '#c7c7c7';
+const MATCH_COLOR = '#d62dd6';
+const ROW_PX = 17;
+const CHAR_PX = 6.5;
+const ASSUMED_WIDTH_PX = 900;
+
+function colours(d: IProfileData): Map<string, string> {
+  const out = new Map<string, string>();
+  d.operators.forEach(o => {
+    if (o.label !== '(no operator)') {
+      out.set(o.label, PALETTE[out.size % PALETTE.length]);
+    }
+  });
+  return out;
+}
+
+function intro(d: IProfileData): HTMLElement {
+  const s = d.summary;
+  const ratio =
+    s.sampled_to_spark !== null && s.sampled_to_spark !== undefined
+      ? ` (${(100 * s.sampled_to_spark).toFixed(0)}% of Spark's)`
+      : '';
+  return h(
+    'div',
+    {},
+    h(
+      'b',
+      {},
+      `${formatCount(s.samples, 'sample')} of the task threads, ` +
+        `${formatDuration(s.sampled_cpu_ms)} of CPU (sampled)${ratio}`
+    ),
+    ' ',
+    h(
+      'span',
+      { class: 'jp-perf-muted' },
+      `${s.method}, one on-CPU sample every ${s.interval_ms} ms of a thread's CPU ` +
+        `time. Spark's executor CPU time of the window: ${formatDuration(
+          s.spark_cpu_ms
+        )} (measured). ` +
+        `The JVM's other threads (JIT compilers, GC, Spark's own): ${formatCount(
+          s.other_jvm_samples,
+          'sample'
+        )}, not shown. ` +
+        'A sample goes to the plan operator its stack names (the whole-stage-codegen ' +
+        'id of the generated code and the Spark classes on it); frames narrower than ' +
+        `${(100 * d.min_share).toFixed(1)}% of the samples are left out.` +
+        (s.note ? ` ${s.note}` : '')
+    )
+  );
+}
+
+function download(d: IProfileData): HTMLElement {
+  const link = h(
+    'a',
+    { href: '#', class: 'jp-perf-profile-download' },
+    'Download the collapsed stacks'
+  );
+  link.addEventListener('click', ev => {
+    ev.preventDefault();
+    const blob = new Blob([d.collapsed], { type: 'text/plain' });
+    const url = URL.createObjectURL(blob);
+    const a = h('a', { href: url, download: d.file_name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  });
+  return h(
+    'span',
+    {},
+    link,
+    h(
+      'span',
+      { class: 'jp-perf-muted' },
+      ' (flamegraph.pl, speedscope' +
+        (d.collapsed_truncated ? '; the heaviest stacks only' : '') +
+        ')'
+    )
+  );
+}
+
+function label(name: string, n: number, total: number): string {
+  const chars = Math.floor(((n / total) * ASSUMED_WIDTH_PX) / CHAR_PX);
+  if (chars < 4) {
+    return '';
+  }
+  const short = name.length > chars ? name.slice(0, chars - 1) + '…' : name;
+  return short;
+}
+
+/** The icicle: a BokehJS figure (not yet shown) and its data source. */
+export function flameFigure(
+  ctx: ITabContext,
+  d: IProfileData
+): { fig: any; source: any; base: string[] } {
+  const B: any = ctx.bokeh;
+  const f = d.flame;
+  const total = f.n.length ? f.n[0] : 1;
+  const byOp = colours(d);
+  const base = f.operator.map((o, i) =>
+    i === 0 ? NONE_COLOR : (byOp.get(o) ?? NONE_COLOR)
+  );
+  const depth = f.depth.length ? Math.max(...f.depth) + 1 : 1;
+  const source = new B.ColumnDataSource({
+    name: 'jp-profile-flame',
+    data: {
+      left: f.start,
+      right: f.start.map((s, i) => s + f.n[i]),
+      top: f.depth.map(x => -x),
+      bottom: f.depth.map(x => -x - 0.95),
+      mid: f.depth.map(x => -x - 0.5),
+      name: f.name,
+      operator: f.operator,
+      samples: f.n,
+      own: f.own,
+      share: f.n.map(n => `${((100 * n) / total).toFixed(1)}%`),
+      text: f.name.map((name, i) => label(name, f.n[i], total)),
+      color: base.slice()
+    }
+  });
+  const fig = B.Plotting.figure({
+    height: Math.min(1400, 60 + depth * ROW_PX),
+    sizing_mode: 'stretch_width',
+    x_range: new B.Range1d({ start: 0, end: total }),
+    y_range: new B.Range1d({ start: -depth, end: 0 }),
+    tools: 'xpan,xwheel_zoom,box_zoom,reset,save',
+    toolbar_location: 'above',
+    name: 'jp-profile-flame'
+  });
+  fig.xaxis.visible = false;
+  fig.yaxis.visible = false;
+  fig.xgrid.visible = false;
+  fig.ygrid.visible = false;
+  const rects = fig.quad({
+    left: { field: 'left' },
+    right: { field: 'right' },
+    top: { field: 'top' },
+    bottom: { field: 'bottom' },
+    fill_color: { field: 'color' },
+    line_color: '#ffffff',
+    line_width: 0.5,
+    source
+  });
+  fig.text({
+    x: { field: 'left' },
+    y: { field: 'mid' },
+    text: { field: 'text' },
+    text_font_size: '10px',
+    text_baseline: 'middle',
+    x_offset: 2,
+    source
+  });
+  fig.add_tools(
+    new B.HoverTool({
+      renderers: [rects],
+      tooltips: [
+        ['function', '@name'],
+        ['samples (sampled)', '@samples (@share)'],
+        ['self samples', '@own'],
+        ['operator', '@operator']
+      ]
+    })
+  );
+  return { fig, source, base };
+}
+
+function hotColumns(): IColumn[] {
+  return [
+    { key: 'function', title: 'function', format: 'text' },
+    {
+      key: 'self_samples',
+      title: 'self',
+      format: 'int',
+      help: 'samples with this function at the top of the stack (sampled)'
+    },
+    {
+      key: 'total_samples',
+      title: 'total',
+      format: 'int',
+      help: 'samples with this function anywhere on the stack (sampled)'
+    },
+    {
+      key: 'share',
+      title: 'share',
+      format: 'pct',
+      help: "self samples over all the task threads' samples"
+    },
+    {
+      key: 'operator',
+      title: 'operator',
+      format: 'text',
+      help: 'the plan operator most of its samples were attributed to'
+    },
+    { key: 'kind', title: 'kind', format: 'text' },
+    { key: 'stages', title: 'stages', format: 'text' }
+  ];
+}
+
+function operatorColumns(): IColumn[] {
+  return [
+    { key: 'label', title: 'operator', format: 'text' },
+    { key: 'samples', title: 'samples', format: 'int', help: 'sampled' },
+    {
+      key: 'sampled_ms',
+      title: 'CPU (sampled)',
+      format: 'ms',
+      help: 'samples × the sampling interval'
+    },
+    { key: 'share', title: 'share', format: 'pct' },
+    { key: 'kinds', title: 'what the stacks show', format: 'text' },
+    { key: 'stages', title: 'stages', format: 'text' }
+  ];
+}
+
+export const profileTab: ITab = {
+  key: 'profile',
+  title: 'Profile',
+  async render(el, ctx) {
+    addStyles('profile', CSS, el.ownerDocument);
+    el.classList.add('jp-perf-profile');
+    const d = ctx.data.tabs.profile as IProfileData;
+    el.append(intro(d));
+    if (!d.summary.samples) {
+      el.append(
+        h('div', {}, 'No task thread was on CPU while the window was sampled.')
+      );
+      return;
+    }
+    const search = h('input', {
+      type: 'search',
+      placeholder: 'search functions (e.g. regex, decompress)',
+      size: '36'
+    });
+    const found = h('span', { class: 'jp-perf-muted' });
+    el.append(
+      h('div', { class: 'jp-perf-profile-tools' }, search, found, download(d))
+    );
+    const chart = h('div', { class: 'jp-perf-profile-flame' });
+    el.append(chart);
+    const { fig, source, base } = flameFigure(ctx, d);
+    search.addEventListener('input', () => {
+      const q = search.value.trim().toLowerCase();
+      let hits = 0;
+      const names: string[] = d.flame.name;
+      const color = names.map((name, i) => {
+        const hit = q !== '' && name.toLowerCase().includes(q);
+        if (hit) {
+          hits += 1;
+        }
+        return hit ? MATCH_COLOR : base[i];
+      });
+      source.data = { ...source.data, color };
+      found.textContent = q ? `${formatCount(hits, 'frame')} match` : '';
+      chart.dataset.matches = String(hits);
+    });
+    el.append(
+      h('h4', {}, 'Operators (sampled)'),
+      table(d.operators, operatorColumns(), {
+        view: 'profile-operators',
+        maxHeight: 260
+      }).el,
+      h('h4', {}, 'Hot functions'),
+      table(rowsOf(d.hot), hotColumns(), {
+        view: 'profile-hot',
+        limit: d.max_hot,
+        maxHeight: 420
+      }).el
+    );
+    await showModel(ctx, fig, chart);
+  }
+};

@@ -73,6 +73,15 @@ def compare(a, b, **options):
     return _compare(a, b, **options)
 
 
+def history(cell_or_label_or_run, **options):
+    """Every stored run of one cell as a DataFrame, oldest first (same JupyterLab cell id,
+    else label, else source): wall time and its components, code and settings fingerprints,
+    warm or cold, the band each run was expected in, regression / improvement by the one noise
+    rule, and what moved (``service/history.py``, ``analysis/series.py``)."""
+    from .service.history import history as _history
+    return _history(cell_or_label_or_run, **options)
+
+
 def compare_html(comparison) -> str:
     """A comparison as one standalone HTML document (no script, no network needed)."""
     from .service.comparing import compare_html as _compare_html
@@ -99,5 +108,5 @@ def load_ipython_extension(ipython) -> None:
     _load(ipython)
 
 
-__all__ = ["Run", "__version__", "always_on", "analyze", "compare", "compare_html", "last_run",
+__all__ = ["Run", "__version__", "always_on", "analyze", "compare", "compare_html", "history", "last_run",
            "load_eventlog", "load_ipython_extension", "load_rest", "measure", "report_html", "spark_session"]

@@ -6,6 +6,7 @@
     jupyter-perf report RUN_ID -o OUT.html [--force]
     jupyter-perf compare A B [--json] [--html OUT [--force]]
     jupyter-perf accuracy [--json]
+    jupyter-perf history RUN_OR_LABEL [--json]
 
 Errors are one line on stderr with the next step, and exit code 2 (no traceback; set
 ``JUPYTER_PERF_DEBUG=1`` to see one).
@@ -40,7 +41,8 @@ def _parser() -> argparse.ArgumentParser:
                 description="Why did my Spark application take the time it took?")
     from ._version import __version__
     p.add_argument("--version", action="version", version=f"jupyter-perf {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="{analyze,runs,report,compare,accuracy}",
+    sub = p.add_subparsers(dest="command",
+                           metavar="{analyze,runs,report,compare,accuracy,history}",
                            parser_class=_Parser)
     sub.required = True
 
@@ -102,6 +104,13 @@ def _compare_parsers(sub) -> None:
                        "(slots, a setting a hint advised) recorded A's prediction and B's "
                        "measurement; this lists them and their errors.")
     a.add_argument("--json", action="store_true", help="print the record as JSON")
+    h = sub.add_parser("history", help="every stored run of one cell, with regressions flagged",
+                       description="Every stored run of a cell (found by a run id, a label or "
+                       "a JupyterLab cell id), oldest first: wall time, warm or cold, the band "
+                       "the warm runs before it set, regressions and improvements, and what "
+                       "moved (docs/compare.md).")
+    h.add_argument("what", metavar="RUN_OR_LABEL", help="a run id, a label or a cell id")
+    h.add_argument("--json", action="store_true", help="print the rows as JSON")
 
 
 # ---------------------------------------------------------------------------
@@ -243,6 +252,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    from .service.history import history, history_text
+
+    h = history(args.what)
+    if args.json:
+        rows = json.loads(h.drop(columns=["start"]).to_json(orient="records"))
+        json.dump({"runs": rows, "change_points": h.attrs.get("change_points") or []},
+                  sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(history_text(h))
+    return 0
+
+
 def cmd_accuracy(args: argparse.Namespace) -> int:
     from .store import accuracy, default_store
 
@@ -300,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     _say_warnings()
     handlers = {"analyze": cmd_analyze, "runs": cmd_runs, "report": cmd_report,
-                "compare": cmd_compare, "accuracy": cmd_accuracy}
+                "compare": cmd_compare, "accuracy": cmd_accuracy, "history": cmd_history}
     try:
         return handlers[args.command](args)
     except (JupyterPerfError, EventLogError, RestError, SourceError) as exc:

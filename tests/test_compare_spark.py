@@ -51,14 +51,17 @@ def _parts(s: dict) -> float:
 
 
 def test_the_same_cell_run_again_is_within_noise(shell):
-    runs = [_measure(shell, REPEAT)[0] for _ in range(5)]
+    # issue T: five warm repeats are needed, and the first run of the code in this Spark
+    # application is cold (left out): seven runs give A five warm repeats besides B
+    runs = [_measure(shell, REPEAT)[0] for _ in range(7)]
     # %perfmeasure compare without ids: this cell's previous run against its latest
     _, cap = run_cell(shell, "%perfmeasure compare")
     shown = cap.outputs[-1].data
     assert runs[-2].run_id in shown["text/html"] and runs[-1].run_id in shown["text/html"]
     s = jp.compare(runs[-2].run_id, runs[-1].run_id).summary()
     assert s["config_diff"] == {}
-    assert s["noise"]["runs"] == 4                  # the four earlier runs of the cell
+    assert s["noise"]["runs"] == 5                  # runs[1..5]: runs[0] cold, B left out
+    assert "1 cold run left out" in " ".join(s["notes"])
     assert s["within_noise"] is True, (s["sentence"], [r.wall_ms for r in runs])
     assert "within noise" in s["sentence"] and shown["text/plain"] == s["sentence"]
     assert all(r["matched"] and r["same_shape"] for r in s["stages"])
@@ -74,8 +77,9 @@ def test_shuffle_partitions_200_vs_8(shell, spark_local):
     reduce_side = []
     for row in s["stages"]:
         assert row["matched"]
-        for side, ref in (("a", row["a_stage"]), ("b", row["b_stage"])):
-            stage_id, attempt = (int(x) for x in ref.split("."))
+        for side in ("a", "b"):
+            # issue T: the id and attempt as integers ("a_stage" reads "13", not "13.0")
+            stage_id, attempt = row[f"{side}_stage_id"], row[f"{side}_attempt"]
             [rest] = [x for x in rest_stages(spark_local, stage_id) if x["attemptId"] == attempt]
             assert row["num_tasks"][side] == rest["numTasks"]
             assert row["task_attempts"][side] == rest["numCompleteTasks"] + \
@@ -128,7 +132,8 @@ def test_a_ready_cell_is_compared_with_its_advised_run(shell, jp_home):
     assert p["measured_ms"] == pytest.approx(b.wall_ms)
     assert p["predicted_ms"] == hint["predicted_ms"]            # None: "not simulated"
     assert s["advice"]["verdict"] in ("helped", "slower", "no_change", "unknown")
-    assert s["advice"]["words"] in shown["text/html"]
+    # issue T: values never wrap mid-value (a no-break space before each unit in the HTML)
+    assert s["advice"]["words"] in shown["text/html"].replace("\u00a0", " ")
     # the comparison the magic made recorded the prediction in the store
     rows, _ = accuracy.read(str(jp_home))
     assert [(r["a"], r["b"], r["setting"]) for r in rows] == [(a.run_id, b.run_id, hint["setting"])]

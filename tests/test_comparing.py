@@ -25,29 +25,52 @@ def cli(capsys, *argv):
 
 
 def test_noise_comes_from_repeats_of_the_cell_with_nothing_changed():
-    ids = [stored(cell_run([100 + k, 100, 100, 100])) for k in range(4)]
+    # issue T: the one rule needs five warm repeats (series.MIN_WARM_RUNS), not three; these
+    # hand-built runs have no application id, so their warmth is unknown and they count
+    ids = [stored(cell_run([100 + k, 100, 100, 100])) for k in range(6)]
     # the same cell with other settings, and another cell: neither is a repeat of A
     stored(cell_run([300, 300], conf={"spark.sql.shuffle.partitions": "8"}))
     stored(cell_run([900, 900], source="spark.range(9).count()", cell_id="cell-2"))
-    c = jp.compare(ids[2], ids[3])
+    c = jp.compare(ids[4], ids[5])
     s = c.summary()
-    assert s["noise"]["runs"] == 3 and s["noise"]["groups"] == 1     # ids[0..2]: B left out
+    assert s["noise"]["runs"] == 5 and s["noise"]["known"]           # ids[0..4]: B left out
     assert s["within_noise"] is True and "within noise" in s["sentence"]
-    assert "3 other runs of this cell" in s["notes"][0]
+    assert "5 warm runs with the code and settings of A" in s["notes"][0]
 
 
-def test_without_three_repeats_the_noise_is_unknown_and_nothing_is_significant():
+def test_without_five_warm_repeats_the_noise_is_unknown_and_nothing_is_significant():
+    # issue T: the noise dict now says how many warm runs there were and how many more
+    # would settle it (it was None below three runs)
     a = stored(cell_run([100, 100]))
     b = stored(cell_run([400, 400]))
     s = jp.compare(a, b).summary()
-    assert s["within_noise"] is None and s["noise"] is None
+    assert s["within_noise"] is None and s["noise"]["known"] is False
+    assert s["noise"]["runs"] == 1 and s["noise"]["more"] == 4
     assert "noise unknown" in s["sentence"] and "beyond" not in s["sentence"]
+    assert "4 more would settle it" in s["sentence"]
+
+
+def test_cold_runs_are_left_out_of_the_noise():
+    """The first run of a cell's code in its Spark application is cold: never learned from."""
+    ids = []
+    for k in range(6):
+        run = cell_run([100 + k, 100, 100, 100] if k else [900, 900, 900, 900])
+        run.app_id = "app-1"
+        ids.append(stored(run))
+    s = jp.compare(ids[4], ids[5]).summary()
+    # ids[0] (cold, 9× slower) is out; ids[1..4] are four warm runs: one short of five
+    assert s["noise"]["runs"] == 4 and s["within_noise"] is None
+    assert "1 cold run left out" in s["notes"][0] and "1 more would settle it" in s["sentence"]
+    h = jp.history(ids[0])
+    assert h["warm"].tolist() == [False] + [True] * 5
+    assert h.loc[0, "cold_reason"] == "first run of this code in its Spark application"
+    assert not h["regression"].any()                   # the cold run is never flagged
 
 
 def test_a_cell_is_found_by_its_source_when_it_has_no_cell_id():
-    ids = [stored(cell_run([100 + k, 100], cell_id="")) for k in range(3)]
+    ids = [stored(cell_run([100 + k, 100], cell_id="")) for k in range(5)]
     b = stored(cell_run([101, 100], cell_id=""))
-    assert jp.compare(ids[-1], b).summary()["noise"]["runs"] == 3
+    assert jp.compare(ids[-1], b).summary()["noise"]["runs"] == 5
 
 
 def test_runs_and_analyses_compare_like_their_ids():
@@ -150,3 +173,24 @@ def test_bad_input_is_one_line_and_nothing_is_lost(case, capsys):
     assert err.count("\n") == 1 and err.startswith("jupyter-perf: error: ") and words in err
     assert _store_listing() == before                       # nothing lost, nothing added
     assert os.path.isdir(os.path.join(default_store().runs_dir, other))
+
+
+def test_history_cli_prints_the_series_and_json(capsys):
+    """``jupyter-perf history`` (issue T): by a run id or a label; a regression flagged after
+    five warm runs, with the setting that changed; --json carries the same rows."""
+    ids = [stored(cell_run([100 + k, 100, 100, 100], label="hist")) for k in range(6)]
+    slow = stored(cell_run([400, 400, 400, 400], label="hist",
+                           conf={"spark.sql.shuffle.partitions": "8"}))
+    code, out, err = cli(capsys, "history", ids[0])
+    assert code == 0 and err == ""
+    lines = [x for x in out.splitlines() if x.startswith(tuple(ids + [slow]))]
+    assert [x.split()[0] for x in lines] == ids + [slow]
+    assert "SLOW" in lines[-1] and "spark.sql.shuffle.partitions 200 → 8" in lines[-1]
+    assert not any("SLOW" in x or "FAST" in x for x in lines[:-1])
+    code, out, _ = cli(capsys, "history", "hist", "--json")
+    rows = json.loads(out)["runs"]
+    assert code == 0 and [r["run_id"] for r in rows] == ids + [slow]
+    assert [r["regression"] for r in rows] == [False] * 6 + [True]
+    assert rows[-1]["basis"] == "before the change" and rows[0]["expected_low_ms"] is None
+    code, _, err = cli(capsys, "history", "nothing-like-this")
+    assert code == 2 and err.count("\n") == 1 and "jupyter-perf runs" in err

@@ -9,7 +9,7 @@ What is checked, on the import graph of every ``.py`` file under ``jupyter_perf/
     importing ``pkg.sub`` is not counted as importing ``pkg`` too (every module would then
     depend on ``jupyter_perf/__init__.py``, the facade that imports everything).
 (b) ``analysis/`` imports from jupyter_perf only ``analysis`` and ``model``, and from
-    outside only numpy, pandas and the standard library — so no pyspark, py4j, IPython,
+    outside only numpy, pandas, ruptures and the standard library — so no pyspark, py4j, IPython,
     ipykernel, jupyter*, tornado or Bokeh (what ``tests/analysis/test_imports.py`` checked
     before it was folded in here; that file now checks the same at run time).
 (c) ``model`` imports nothing of jupyter_perf (numpy, pandas and the standard library only).
@@ -96,7 +96,7 @@ ROOMS: dict[str, tuple[str, str]] = {
     "kernel":         (f"collect model analysis render store service {LEAVES}", ""),
     "collect":        (f"model store {LEAVES}", f"never {JUPYTER} bokeh"),
     "model":          ("", "only numpy pandas"),
-    "analysis":       ("model fmt", "only numpy pandas"),
+    "analysis":       ("model fmt", "only numpy pandas ruptures"),
     "render":         (f"model analysis {LEAVES}", f"never {SPARK} {KERNEL_SIDE}"),
     "store":          (f"model {LEAVES}", f"never {SPARK} {KERNEL_SIDE} tornado bokeh"),
     "service":        (f"model analysis render store {LEAVES}", f"never {SPARK} {KERNEL_SIDE}"),
@@ -306,7 +306,9 @@ def test_the_four_rules_follow_from_the_table():
     never = {"*", "jupyter_perf"}   # the facade imports these rooms: back to it is a cycle
     assert may["model"] == set() and ROOMS["model"][1] == "only numpy pandas"             # (c)
     # (b): besides model, only the leaf formatter (stdlib only: it is itself "fmt": ("", ""))
-    assert may["analysis"] == {"model", "fmt"} and ROOMS["analysis"][1] == "only numpy pandas"
+    # ruptures: the change-point test of a cell's run series (analysis/series.py, issue T)
+    assert may["analysis"] == {"model", "fmt"} and \
+        ROOMS["analysis"][1] == "only numpy pandas ruptures"
     assert may["fmt"] == set() and ROOMS["fmt"] == ("", "")
     assert not may["collect"] & ({"render", "server", "kernel", "service", "cli"} | never)  # (d)
     assert not may["render"] & ({"kernel", "server", "cli"} | never)

@@ -21,20 +21,18 @@ order), stages by their plan operators (else their call site without file and li
 submission order (``difflib``'s opcodes: a well-kept, exact algorithm for aligning two
 sequences; stages in a "replace" block are paired in order and marked as changed shape).
 
-**Noise.** Only repeated runs say what "within noise" means. ``noise_groups`` are the wall
-times of earlier runs of the same cell, one list per (source, config): repeats with nothing
-changed. Run-to-run variation of wall time is multiplicative, so the spread is taken on
-``ln(wall)``: the pooled standard deviation ``s`` over the groups (``Σ (n_g − 1)`` degrees of
-freedom), and B is within noise of A when ``|ln(B/A)| ≤ t₀.₉₉₅(dof) × s × √2`` — the two-sided
-99 % limit for the difference of two runs of the same cell. With fewer than three runs or two
-degrees of freedom the answer is ``None`` (unknown) and no change is called significant.
+**Noise.** Only repeated runs say what "within noise" means, and one rule says it everywhere
+(``series.py``: ``jp.compare``, the advice re-run, ``jp.history``). ``noise`` is what the warm
+runs with A's code and settings say (a ``series.Noise``, or their wall times): B is within
+noise when its wall time lies in the band those runs set (median ± K robust SDs of
+``ln(wall)``), beyond it when outside; with fewer than ``series.MIN_WARM_RUNS`` warm runs the
+answer is ``None`` (unknown, with how many more runs would settle it).
 
 Pure: numpy, pandas and the standard library; no Spark, Jupyter or Bokeh.
 """
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from typing import Any, Iterable, Sequence
 
@@ -43,6 +41,7 @@ import pandas as pd
 
 from .. import fmt
 from .components import BY_KEY, KEYS
+from .series import Noise, learn
 
 #: Settings that differ between any two sessions and say nothing about performance.
 IGNORED_CONF = re.compile(
@@ -53,14 +52,6 @@ IGNORED_CONF = re.compile(
     r"|^spark\.app\.")
 #: What shapes a run besides its settings: always shown, changed or not.
 SETUP_KEYS = ("master", "executors", "cores (slots)", "Spark version")
-MIN_NOISE_RUNS = 3
-MIN_NOISE_DOF = 2
-#: Student's t, two-sided 99 % (the 0.995 quantile), by degrees of freedom 1..30; more
-#: degrees use the value of the next smaller tabulated one (conservative).
-_T995 = (63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055,
-         3.012, 2.977, 2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797,
-         2.787, 2.779, 2.771, 2.763, 2.756, 2.750)
-_T995_LARGE = ((120, 2.617), (60, 2.660), (40, 2.704), (30, 2.750))
 _EXPR_ID = re.compile(r"#\d+L?|\[plan_id=\d+\]|\bplan_id=\d+|@[0-9a-f]{6,}")
 _CALL_SITE = re.compile(r"\bat \S+:\d+")
 
@@ -76,14 +67,6 @@ def _pct(delta: float, base: float) -> float | None:
 def _dur(ms: float) -> str:
     """A duration's size as the report writes it (``fmt.ms``, unsigned)."""
     return fmt.ms(abs(float(ms)))
-
-
-def t995(dof: int) -> float:
-    if dof < 1:
-        return math.inf
-    if dof <= len(_T995):
-        return _T995[dof - 1]
-    return next(t for d, t in _T995_LARGE if dof >= d)
 
 
 # -- the wall-time split ---------------------------------------------------------------------
@@ -213,6 +196,14 @@ def _num(row, field: str) -> float | None:
     return None if pd.isna(value) else float(value)
 
 
+def _stage_label(row) -> str | None:
+    """A stage as people read it: ``13``, or ``13 (attempt 1)`` for a retried attempt."""
+    if row is None:
+        return None
+    sid, att = int(row["stage_id"]), int(row["attempt"])
+    return f"{sid}" if att == 0 else f"{sid} (attempt {att})"
+
+
 def stage_deltas(a, b) -> list[dict]:
     sa, sb = _stage_rows(a), _stage_rows(b)
     out = []
@@ -222,8 +213,11 @@ def stage_deltas(a, b) -> list[dict]:
         ref = ra if ra is not None else rb
         row: dict[str, Any] = {
             "name": ref["_ops"] or ref["name"],
-            "a_stage": None if ra is None else f"{int(ra['stage_id'])}.{int(ra['attempt'])}",
-            "b_stage": None if rb is None else f"{int(rb['stage_id'])}.{int(rb['attempt'])}",
+            "a_stage": _stage_label(ra), "b_stage": _stage_label(rb),
+            "a_stage_id": None if ra is None else int(ra["stage_id"]),
+            "b_stage_id": None if rb is None else int(rb["stage_id"]),
+            "a_attempt": None if ra is None else int(ra["attempt"]),
+            "b_attempt": None if rb is None else int(rb["attempt"]),
             "a_name": None if ra is None else (ra["_ops"] or ra["name"]),
             "b_name": None if rb is None else (rb["_ops"] or rb["name"]),
             "matched": ra is not None and rb is not None, "same_shape": same}
@@ -272,6 +266,8 @@ def operator_deltas(a, b) -> list[dict]:
         rb = ob.iloc[j] if j is not None else None
         ref = ra if ra is not None else rb
         row: dict[str, Any] = {"name": ref["name"], "description": ref.get("description", ""),
+                               "a_description": None if ra is None else ra.get("description", ""),
+                               "b_description": None if rb is None else rb.get("description", ""),
                                "a_node": None if ra is None else int(ra["node_id"]),
                                "b_node": None if rb is None else int(rb["node_id"]),
                                "matched": ra is not None and rb is not None,
@@ -312,30 +308,16 @@ def _straggler_counts(a) -> dict[str, int]:
     return {"stragglers": int((kind == "straggler").sum()), "data_skew": int((kind != "straggler").sum())}
 
 
-def _as_groups(walls) -> list[list[float]]:
-    """``walls`` as groups of repeats: a flat list is one group."""
-    items = list(walls or [])
-    if items and not all(isinstance(x, (list, tuple, np.ndarray)) for x in items):
-        items = [items]
-    return [[float(x) for x in g if x is not None and math.isfinite(float(x)) and float(x) > 0]
-            for g in items]
-
-
-def noise_band(walls: Iterable | None) -> dict | None:
-    """How much repeats of one cell vary: the pooled spread of ``ln(wall)`` over groups of
-    repeats (a flat list is one group); None below three runs or two degrees of freedom."""
-    groups = [g for g in _as_groups(walls) if len(g) >= 2]
-    runs = sum(len(g) for g in groups)
-    dof = sum(len(g) - 1 for g in groups)
-    if runs < MIN_NOISE_RUNS or dof < MIN_NOISE_DOF:
-        return None
-    logs = [np.log(np.asarray(g)) for g in groups]
-    s = math.sqrt(sum(float(((x - x.mean()) ** 2).sum()) for x in logs) / dof)
-    limit = t995(dof) * s * math.sqrt(2.0)
-    every = [w for g in groups for w in g]
-    return {"runs": runs, "groups": len(groups), "dof": dof, "log_sd": s, "log_limit": limit,
-            "ratio_limit": math.exp(limit) - 1.0, "median_ms": float(np.median(every)),
-            "min_ms": min(every), "max_ms": max(every)}
+def noise_of(noise: Noise | Iterable | None) -> Noise:
+    """``noise`` as a ``series.Noise``: given, or learned from wall times of warm repeats of
+    A's code and settings (a flat list; a list of lists is read as one list, oldest first)."""
+    if isinstance(noise, Noise):
+        return noise
+    items = list(noise) if noise is not None else []
+    flat: list = []
+    for x in items:
+        flat += list(x) if isinstance(x, (list, tuple, np.ndarray)) else [x]
+    return learn(flat)
 
 
 def slot_prediction(a, b) -> dict | None:
@@ -355,25 +337,31 @@ def slot_prediction(a, b) -> dict | None:
 
 
 def hint_predictions(a, b) -> list[dict]:
-    """A's hints whose setting B applied (B's value is the one A advised), with what A
-    predicted for it, when it could (else ``predicted_ms`` None: "not simulated")."""
+    """A's hints whose setting B changed, with what A predicted: for B's value when B applied
+    the value A advised (``exact``; ``predicted_ms`` None when A could not simulate it), else
+    the hint beside B's other value (``predicted_ms`` None: A predicted nothing for it, its
+    prediction for the advised value is ``advised_predicted_ms``)."""
     conf_a, conf_b = config_of(a.run), config_of(b.run)
     out, seen = [], set()
     for h in getattr(a, "hints", None) or []:
         setting, value = h.get("setting"), h.get("value")
         if not setting or value is None or setting in seen:
             continue
-        if str(conf_b.get(setting)) != str(value) or conf_a.get(setting) == conf_b.get(setting):
+        if conf_a.get(setting) == conf_b.get(setting) or setting not in conf_b:
             continue
         seen.add(setting)
-        predicted = h.get("predicted_ms")
+        exact = str(conf_b.get(setting)) == str(value)
+        predicted = h.get("predicted_ms") if exact else None
         measured = float(b.wall_ms)
         error = signed = None
         if predicted is not None and measured > 0:
             signed = (float(predicted) - measured) / measured
             error = abs(signed)
-        out.append({"what": f"{setting}={value}", "setting": setting, "value": str(value),
-                    "kind": "setting", "hint": h.get("text", ""),
+        what = (f"{setting}={value}" if exact
+                else f"{setting}={conf_b.get(setting)} (A advised {value})")
+        out.append({"what": what, "setting": setting, "value": str(conf_b.get(setting)),
+                    "kind": "setting", "hint": h.get("text", ""), "exact": exact,
+                    "advised_value": str(value), "advised_predicted_ms": h.get("predicted_ms"),
                     "predicted_ms": predicted, "measured_ms": measured,
                     "error": error, "signed_error": signed})
     return out
@@ -383,35 +371,38 @@ def hint_predictions(a, b) -> list[dict]:
 class Comparison:
     """B against A. ``summary()`` is the JSON digest; ``jupyter_perf.compare_html`` renders it."""
 
-    def __init__(self, a, b, noise_groups: Iterable | None = None,
+    def __init__(self, a, b, noise_groups: Noise | Iterable | None = None,
                  notes: Iterable[str] = ()) -> None:
         self.a, self.b = a, b
-        self.noise = noise_band(noise_groups)
+        #: The band of A's warm repeats (``series.Noise``; ``.known`` False: unknown).
+        self.band = noise_of(noise_groups)
+        self.noise = self.band.as_dict() if self.band.runs else None
         #: Lines about how the comparison was made (where the noise came from, ...).
         self.notes = list(notes)
 
     @property
+    def judged(self) -> str | None:
+        """B against the band of A's warm repeats: None (unknown) | within | slower | faster."""
+        return self.band.judge(float(self.b.wall_ms))
+
+    @property
     def within_noise(self) -> bool | None:
-        if self.noise is None:
-            return None
-        wa, wb = float(self.a.wall_ms), float(self.b.wall_ms)
-        if wa <= 0 or wb <= 0:
-            return wa == wb
-        return abs(math.log(wb / wa)) <= self.noise["log_limit"]
+        j = self.judged
+        return None if j is None else j == "within"
 
     def _noise_words(self, within: bool | None) -> str:
+        n = self.band
         if within is None:
-            return ("noise unknown (fewer than 3 earlier runs of this cell with nothing "
-                    "changed to compare with)")
-        n = self.noise
-        # the 99 % limit as a factor (B/A between 1/f and f): a percentage reads wrongly when
-        # the repeats vary a lot (f = 541 is not "±54000 %"), and the repeats' range says why
-        f = math.exp(n["log_limit"])
-        spread = (f"two runs of this cell differ by up to ×{f:.2f} at 99 %" if f < 10
-                  else f"two runs of this cell differ by up to ×{f:.0f} at 99 %")
-        spread += (f"; its {n['runs']} earlier runs took {_dur(n['min_ms'])} to "
-                   f"{_dur(n['max_ms'])}")
-        return f"within noise ({spread})" if within else f"beyond noise ({spread})"
+            have = (f"{n.runs} warm run{'s' if n.runs != 1 else ''}" if n.runs
+                    else "no warm run")
+            return (f"noise unknown ({have} with the code and settings of A to learn it "
+                    f"from; {n.more} more would settle it)")
+        usual = (f"the code and settings of A usually take {_dur(n.low_ms)}–"
+                 f"{_dur(n.high_ms)}, from {n.runs} warm runs")
+        if within:
+            return f"within noise ({usual})"
+        side = "slower" if self.judged == "slower" else "faster"
+        return f"beyond noise: {side} than usual ({usual})"
 
     def sentence(self, split: dict, within: bool | None) -> str:
         a_ms, b_ms, delta = float(self.a.wall_ms), float(self.b.wall_ms), split["wall_delta_ms"]
@@ -435,28 +426,33 @@ class Comparison:
         (nor more slots where A's verdict advised them); else ``{verdict, words}`` where verdict
         is helped | slower | no_change | unknown (no noise estimate: faster or slower cannot be
         told from noise)."""
-        followed = hint_predictions(self.a, self.b)
+        followed = [p for p in hint_predictions(self.a, self.b) if p["exact"]]
         if any(h.get("cause") == "slots" for h in getattr(self.a, "hints", None) or []):
             followed += [p for p in [slot_prediction(self.a, self.b)] if p]
         if not followed:
             return None
         what = ", ".join(p["what"] for p in followed)
         delta = float(self.b.wall_ms) - float(self.a.wall_ms)
-        within = self.within_noise
-        if within is None:
+        judged = self.judged
+        # the same rule as within_noise: B against the band of A's warm repeats, so the
+        # direction is B's side of that band (A itself may have been an odd run)
+        if judged is None:
             verdict = "unknown"
             words = (f"B ({what}) took {_dur(abs(delta))} {'less' if delta < 0 else 'more'} than "
-                     "A; noise unknown, so whether the advice helped cannot be told yet: run "
-                     "the cell a few more times")
-        elif within:
+                     f"A; noise unknown, so whether the advice helped cannot be told yet: run "
+                     f"the advised cell {self.band.more} more time"
+                     f"{'s' if self.band.more != 1 else ''}")
+        elif judged == "within":
             verdict = "no_change"
             words = f"the advice ({what}) made no difference beyond noise"
-        elif delta < 0:
+        elif judged == "faster":
             verdict = "helped"
-            words = f"the advice ({what}) helped: {_dur(-delta)} faster, beyond noise"
+            words = (f"the advice ({what}) helped: {_dur(self.band.median_ms - float(self.b.wall_ms))}"
+                     " faster than the advised run usually takes, beyond noise")
         else:
             verdict = "slower"
-            words = f"the advice ({what}) made the cell {_dur(delta)} slower, beyond noise"
+            words = (f"the advice ({what}) made the cell {_dur(float(self.b.wall_ms) - self.band.median_ms)}"
+                     " slower than the advised run usually takes, beyond noise")
         return {"verdict": verdict, "words": words, "followed": followed}
 
     def summary(self) -> dict:
@@ -487,6 +483,7 @@ class Comparison:
             "config_diff": config_diff(a.run, b.run),
             "setup": setup_of(a.run, b.run),
             "within_noise": within,
+            "noise_verdict": self.judged,      # None | within | slower | faster (series.py)
             "noise": self.noise,
             "stages": stage_deltas(a, b),
             "operators": operator_deltas(a, b),
@@ -507,8 +504,8 @@ class Comparison:
                 f"{float(self.b.wall_ms) - float(self.a.wall_ms):+.0f} ms>")
 
 
-def compare(a, b, noise_groups: Iterable | None = None, notes: Iterable[str] = (),
+def compare(a, b, noise_groups: Noise | Iterable | None = None, notes: Iterable[str] = (),
             noise_walls: Iterable | None = None) -> Comparison:
-    """B (an Analysis) against A (an Analysis). ``noise_groups``: wall ms of earlier repeats
-    of the cell, one list per (source, config) (``noise_walls``: the same, one flat list)."""
+    """B (an Analysis) against A (an Analysis). ``noise_groups`` (or ``noise_walls``): a
+    ``series.Noise``, or the wall ms of warm repeats of A's code and settings."""
     return Comparison(a, b, noise_groups if noise_groups is not None else noise_walls, notes)

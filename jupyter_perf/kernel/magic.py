@@ -49,6 +49,8 @@ HELP = """%%perfmeasure [-o NAME] [--label TEXT] [--no-report] [--ui URL] [--pro
 %perfmeasure advice RUN_ID [N]
                               the run's hints; with N, hint N's setting as a ready cell below
                               (%%perfmeasure --advised-by RUN_ID: compared with RUN_ID when run)
+%perfmeasure history [CELL]   every stored run of a cell (a run id, label or cell id; none:
+                              the latest run's cell): warm or cold, expected band, regressions
 %perfmeasure help             this text
 """
 
@@ -62,9 +64,9 @@ class PerfMagics(Magics):
     @argument("--ui", default=None, help="Spark Connect: the server's Spark UI URL")
     @argument("--app", default=None, help="line mode: application id for analyze URL")
     @argument("--advised-by", default=None, help="compare the run with this advised run")
+    @argument("--profile", action="store_true", help="also sample the cell's CPU stacks")
     @argument("rest", nargs="*", help="line mode: list | show RUN | help")
     @line_cell_magic
-    @argument("--profile", action="store_true", help="also sample the cell's CPU stacks")
     def perfmeasure(self, line: str, cell: str | None = None):
         try:
             args = self.perfmeasure.parser.parse_args(shlex.split(line))
@@ -78,7 +80,7 @@ class PerfMagics(Magics):
     # -- line magic ---------------------------------------------------------
     def _line(self, rest: list[str], app: str | None = None):
         verb = rest[0] if rest else "help"
-        if verb in ("list", "show", "export", "compare", "advice"):
+        if verb in ("list", "show", "export", "compare", "advice", "history"):
             wait_pending()          # the runs of the cells that just ended are in the store
         if verb == "help":
             print(HELP)
@@ -97,7 +99,7 @@ class PerfMagics(Magics):
             self._export(rest[1], rest[2] if len(rest) == 3 else None)
         elif verb == "analyze" and len(rest) == 2:
             self._analyze(rest[1], app)
-        elif verb in ("compare", "advice") and len(rest) <= 3:      # issue J: comparing.py
+        elif verb in ("compare", "advice", "history") and len(rest) <= 3:   # J, T: verbs.py
             from .verbs import magic_verb
             magic_verb(self.shell, rest)
         else:

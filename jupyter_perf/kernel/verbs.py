@@ -51,6 +51,9 @@ def magic_verb(shell: Any, rest: list[str]) -> None:
 
     verb, ids = rest[0], [x for x in rest[1:] if x]
     try:
+        if verb == "history":
+            _history(" ".join(ids) if ids else None)
+            return
         if verb == "compare":
             if len(ids) == 2:
                 c = compare(ids[0], ids[1])
@@ -63,6 +66,25 @@ def magic_verb(shell: Any, rest: list[str]) -> None:
         else:
             _say("usage: %perfmeasure advice RUN_ID [N]")
     except CompareError as exc:
+        _say(str(exc))
+
+
+def _history(what: str | None) -> None:
+    """``%perfmeasure history [CELL]``: the series of a cell (a run id, label or cell id; none:
+    this kernel's latest run's cell), printed as ``jupyter-perf history`` prints it."""
+    from ..service.history import HistoryError, history, history_text
+    from .measuring import last_run
+
+    target: Any = what
+    if target is None:
+        target = last_run()
+        if target is None:
+            _say("no run in this kernel yet: run a %%perfmeasure cell, or give a run id, "
+                 "label or cell id")
+            return
+    try:
+        print(history_text(history(target)))
+    except HistoryError as exc:
         _say(str(exc))
 
 

@@ -11,6 +11,7 @@ operator descriptions, stage names) goes through ``fmt.esc``.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .. import fmt
@@ -31,7 +32,9 @@ CSS = """
 .jp-perf-cmp table { border-collapse:collapse; margin:2px 0 6px }
 .jp-perf-cmp td, .jp-perf-cmp th { padding:2px 10px 2px 0; text-align:left; vertical-align:top }
 .jp-perf-cmp th { font-weight:600; border-bottom:1px solid rgba(128,128,128,.5) }
-.jp-perf-cmp td.num, .jp-perf-cmp th.num { text-align:right; font-variant-numeric:tabular-nums }
+.jp-perf-cmp td.num, .jp-perf-cmp th.num { text-align:right; font-variant-numeric:tabular-nums;
+  white-space:nowrap }
+.jp-perf-cmp .nw { white-space:nowrap }
 .jp-perf-cmp tr.total td { border-top:1px solid rgba(128,128,128,.5); font-weight:600 }
 .jp-perf-cmp .bar { display:inline-block; height:10px; vertical-align:middle }
 .jp-perf-cmp .bar.est { opacity:.55; background-image:repeating-linear-gradient(45deg,
@@ -50,6 +53,15 @@ def _signed_ms(value: float | None) -> str:
         return fmt.UNKNOWN
     text = fmt.ms(value)
     return ("+" + text) if value > 0 and not text.startswith(("-", "0 ")) else text
+
+
+#: A number and its unit (or sign) that must stay on one line: "−12.84 s", "+4 %".
+_UNIT_GAP = re.compile(r"(?<=\d) (?=(?:ms|s|min|h|B|KiB|MiB|GiB|TiB|%)\b)")
+
+
+def _keep(html: str) -> str:
+    """Escaped text whose values never wrap mid-value (a no-break space before each unit)."""
+    return _UNIT_GAP.sub("\u00a0", html)
 
 
 def _cls(delta: float | None) -> str:
@@ -118,9 +130,18 @@ def _predictions(s: dict) -> str:
         rows = []
         for p in preds:
             predicted = p.get("predicted_ms")
+            if predicted is not None:
+                said = fmt.ms(predicted)
+            elif p.get("exact") is False:
+                advised = p.get("advised_predicted_ms")
+                said = ("nothing for this value" + (
+                    f" ({fmt.ms(advised)} for {fmt.esc(p.get('advised_value'))})"
+                    if advised is not None else ""))
+            else:
+                said = "not simulated"
             rows.append([
                 fmt.esc(p.get("what")),
-                fmt.ms(predicted) if predicted is not None else "not simulated",
+                said,
                 fmt.ms(p.get("measured_ms")),
                 f"{p['signed_error']:+.1%}" if p.get("signed_error") is not None else fmt.UNKNOWN])
         out += ("<h2>Predicted vs measured</h2><div class='muted'>What A's report predicted for "
@@ -163,9 +184,7 @@ def _operators(s: dict) -> str:
         how = {"shape": "same shape", "name": "same name"}.get(r.get("matched_by") or "",
                                                                 "only in A" if r["b_node"] is None
                                                                 else "only in B")
-        desc = str(r.get("description") or "")
-        desc = desc if len(desc) <= DESCRIPTION_CHARS else desc[:DESCRIPTION_CHARS - 1] + "…"
-        rows.append([fmt.esc(r["name"]), f"<span class='muted'>{fmt.esc(desc)}</span>",
+        rows.append([fmt.esc(r["name"]), _descriptions(r),
                      fmt.esc(how), *_ms_triplet(r["task_time_ms"]),
                      f"{fmt.count(r['rows_out']['a'])} → {fmt.count(r['rows_out']['b'])}"])
     more = (f"<div class='muted'>{len(ops) - OPERATOR_ROWS} more operators changed less.</div>"
@@ -175,6 +194,21 @@ def _operators(s: dict) -> str:
             + _table([("operator", False), ("", False), ("matched", False), ("A task time", True),
                       ("B task time", True), ("change", True), ("rows out A → B", True)], rows)
             + more)
+
+
+def _short(text: Any) -> str:
+    desc = str(text or "")
+    return desc if len(desc) <= DESCRIPTION_CHARS else desc[:DESCRIPTION_CHARS - 1] + "…"
+
+
+def _descriptions(r: dict) -> str:
+    """The operator's description; both sides' when a matched pair differs (A's
+    ``hashpartitioning(k, 200)`` beside B's ``(k, 8)``)."""
+    a, b = r.get("a_description"), r.get("b_description")
+    if a is not None and b is not None and str(a) != str(b):
+        return (f"<span class='muted'>A: {fmt.esc(_short(a))}</span><br>"
+                f"<span class='muted'>B: {fmt.esc(_short(b))}</span>")
+    return f"<span class='muted'>{fmt.esc(_short(r.get('description')))}</span>"
 
 
 def _stages(s: dict) -> str:
@@ -264,11 +298,11 @@ def comparison_body(s: dict[str, Any]) -> str:
             f"{fmt.esc(s['a'])} · {fmt.ms(s['wall_a_ms'])} wall</span></div>"
             f"<div>B: <b>{fmt.esc(s.get('b_title'))}</b> <span class='muted'>run "
             f"{fmt.esc(s['b'])} · {fmt.ms(s['wall_b_ms'])} wall</span></div>")
-    sentence = f"<div class='jp-cmp-sentence'>{fmt.esc(s['sentence'])}</div>"
+    sentence = f"<div class='jp-cmp-sentence'>{_keep(fmt.esc(s['sentence']))}</div>"
     advice = s.get("advice")
     if advice:
         sentence += (f"<div class='jp-cmp-advice jp-cmp-advice-{fmt.esc(advice['verdict'])}'>"
-                     f"<b>Advice:</b> {fmt.esc(advice['words'])}</div>")
+                     f"<b>Advice:</b> {_keep(fmt.esc(advice['words']))}</div>")
     return (head + sentence + _split(s) + _predictions(s) + _config(s) + _operators(s)
             + _stages(s) + _volume(s) + _footer(s))
 
@@ -311,11 +345,17 @@ def comparison_text(s: dict[str, Any], operators: int = 8) -> str:
     for r in (s.get("operators") or [])[:operators]:
         how = r.get("matched_by") or ("only in A" if r["b_node"] is None else "only in B")
         lines.append(f"operator {r['name']} ({how}): {_ms_text(r['task_time_ms'])}")
+        a_desc, b_desc = r.get("a_description"), r.get("b_description")
+        if a_desc is not None and b_desc is not None and str(a_desc) != str(b_desc):
+            lines.append(f"  A: {_short(a_desc)}")
+            lines.append(f"  B: {_short(b_desc)}")
     stages = s.get("stages") or []
     if stages:
         same = sum(1 for r in stages if r["matched"] and r["same_shape"])
         lines.append(f"stages: {same} of {len(stages)} matched by shape; "
-                     + "; ".join(f"{r['name']}: tasks {fmt.count(r['num_tasks']['a'])} → "
+                     + "; ".join(f"{r['name']} (stage {r['a_stage'] or '–'} → "
+                                 f"{r['b_stage'] or '–'}): tasks "
+                                 f"{fmt.count(r['num_tasks']['a'])} → "
                                  f"{fmt.count(r['num_tasks']['b'])}" for r in stages[:4]))
     vol = s.get("volume") or {}
     lines.append("data: " + ("; ".join(

@@ -5,9 +5,10 @@
     jp.compare_html(c)       # one standalone offline HTML document
     c                        # as a notebook cell's value: the comparison itself
 
-The store supplies what two runs alone cannot: the noise (wall times of the other runs of
-the same cell — same JupyterLab cell id, else same source — grouped by code and settings,
-so only repeats with nothing changed count) and a place for the record of predictions
+The store supplies what two runs alone cannot: the noise (the warm runs of A's code and
+settings among the runs of its cell — same JupyterLab cell id, else label, else source —
+by the one rule of ``analysis/series.py``, read by ``service/history.noise_for``) and a place
+for the record of predictions
 (``store/accuracy.py``): every comparison that has a prediction adds it there.
 
 Bad input is one ``CompareError`` line with the next step: an unknown or invalid run id, a
@@ -19,10 +20,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Iterable
 
-import pandas as pd
-
 from ..analysis.compare import Comparison as _CoreComparison
-from ..analysis.compare import config_key
 from ..errors import JupyterPerfError, one_line
 from ..model import Run
 from ..store import RunStore, StoreError, default_store, valid_run_id
@@ -110,75 +108,11 @@ def analysed(run: Run, side: str):
 
 
 # -- noise from the store --------------------------------------------------------------------
-def _cell_rows(store: RunStore, run: Run) -> list[dict]:
-    """Index rows of the runs of ``run``'s cell, newest first, ``run`` itself left out."""
-    from ..store import rundir
-
-    try:
-        if store.get(run.run_id) is not None:
-            rows = store.previous_runs(run.run_id, limit=NOISE_RUNS)
-            later = store.cell_runs(cell_id=rundir.cell_id(run.extra), source=run.source,
-                                    notebook=run.notebook, exclude=run.run_id, limit=NOISE_RUNS)
-            seen = {r["run_id"] for r in rows}
-            return rows + [r for r in later if r["run_id"] not in seen]
-        return store.cell_runs(cell_id=rundir.cell_id(run.extra), source=run.source,
-                               notebook=run.notebook, exclude=run.run_id, limit=NOISE_RUNS)
-    except (StoreError, KeyError):
-        return []
-
-
-def _repeat_key(store: RunStore, row: dict) -> tuple | None:
-    """(source hash, settings) of a stored run, from its run.json alone (no task data)."""
-    from ..store import rundir
-
-    try:
-        meta = rundir.read_meta(store.run_dir(row["run_id"]))
-        light = Run(master=str(meta.get("master") or ""),
-                    spark_version=str(meta.get("spark_version") or ""),
-                    executors=pd.DataFrame(meta.get("executors") or []),
-                    extra=dict(meta.get("extra") or {}))
-    except Exception:  # broad: a damaged or vanished run is no evidence of noise
-        return None
-    return (row.get("source_hash") or "", config_key(light))
-
-
-def noise_groups(store: RunStore, a: Run, b: Run) -> tuple[list[list[float]], list[str]]:
-    """Wall times of the other runs of A's and B's cells (B left out), grouped by code and
-    settings, and one line saying what they were."""
-    from ..store import rundir
-
-    rows: dict[str, dict] = {}
-    for run in (b, a):
-        for row in _cell_rows(store, run):
-            rows.setdefault(row["run_id"], row)
-    rows.pop(b.run_id, None)
-    if a.run_id not in rows and a.run_id != b.run_id:
-        # A itself is a repeat of its group when it is stored (it is evidence too)
-        try:
-            row = store.get(a.run_id)
-        except StoreError:
-            row = None
-        if row is not None:
-            rows[a.run_id] = row
-    groups: dict[tuple, list[float]] = {}
-    for row in rows.values():
-        if (row.get("status") or "ok") != "ok" or not (row.get("num_jobs") or 0) \
-                or not (row.get("wall_ms") or 0) > 0:
-            continue
-        key = _repeat_key(store, row) if row["run_id"] != a.run_id else \
-            (rundir.source_hash(a.source) or "", config_key(a))
-        if key is not None:
-            groups.setdefault(key, []).append(float(row["wall_ms"]))
-    repeats = [g for g in groups.values() if len(g) >= 2]
-    n = sum(len(g) for g in repeats)
-    if n:
-        note = (f"Noise: {n} other runs of this cell in the store, in {len(repeats)} "
-                f"group{'s' if len(repeats) != 1 else ''} of repeats with the same code and "
-                "settings.")
-    else:
-        note = ("Noise: no repeated run of this cell with the same code and settings in the "
-                "store (run it a few times to know how much its wall time varies).")
-    return repeats, [note]
+def noise_groups(store: RunStore, a: Run, b: Run):
+    """The band of the warm runs of A's code and settings in the store (B left out), and a
+    line saying what it was learned from (``history.noise_for``: the one rule)."""
+    from .history import noise_for
+    return noise_for(store, a, b)
 
 
 # -- the record of predictions ---------------------------------------------------------------
@@ -206,8 +140,9 @@ def record_predictions(store: RunStore, c: Comparison) -> int:
 # -- the public API --------------------------------------------------------------------------
 def compare(a: Any, b: Any, *, store: RunStore | None = None, record: bool = True,
             noise: Iterable | None = None) -> Comparison:
-    """B against A: Runs, Analyses or run ids of the run store. ``noise``: wall times of
-    repeats to use instead of the store's (a list, or a list per group)."""
+    """B against A: Runs, Analyses or run ids of the run store. ``noise``: a
+    ``series.Noise``, or the wall times of warm repeats of A's code and settings, to use
+    instead of the store's."""
     store = store or default_store()
     run_a, run_b = resolve(a, store), resolve(b, store)
     if run_a.run_id == run_b.run_id:

@@ -26,7 +26,10 @@ def test_the_document_reads_top_first_and_stands_alone():
     s = c.summary()
     html = comparison_html(s)
     assert html.startswith("<!DOCTYPE html>") and "<meta charset='utf-8'>" in html
-    order = [html.index(x) for x in (fmt.esc(s["sentence"]), "Where the change comes from",
+    # issue T: the sentence keeps each value on one line (a no-break space before its unit)
+    sentence = re.sub(r"(?<=\d) (?=(ms|s|%)\b)", "\u00a0", fmt.esc(s["sentence"]))
+    assert "\u00a0" in sentence and sentence.replace("\u00a0", " ") == fmt.esc(s["sentence"])
+    order = [html.index(x) for x in (sentence, "Where the change comes from",
                                      "Setup and settings", "Operators", "Stages",
                                      "Data volume, stragglers and skew", "How this was compared")]
     assert order == sorted(order)
@@ -106,3 +109,28 @@ def test_a_cell_that_sets_the_setting_itself_gets_the_value_there():
         "(changed where the cell sets it)",
         "spark.conf.set(\"spark.sql.shuffle.partitions\", '8')",
         "spark.conf.set('spark.sql.adaptive.enabled', 'false')", "q.collect()"]
+
+
+def test_it_reads_cleanly_integer_stages_unbroken_values_both_descriptions():
+    """Issue T item 5: stage ids as integers, values that never wrap, both sides' descriptions
+    of a matched operator, and the prediction row for a setting B changed to another value."""
+    s = _pair().summary()
+    assert [r["a_stage"] for r in s["stages"]] == ["0"]              # not "0.0"
+    s["operators"] = [{"name": "Exchange", "description": "hashpartitioning(k#1, 200)",
+                       "a_description": "hashpartitioning(k#1, 200)",
+                       "b_description": "hashpartitioning(k#7, 8)", "a_node": 1, "b_node": 1,
+                       "matched": True, "matched_by": "name",
+                       "task_time_ms": {"a": 900.0, "b": 100.0, "delta": -800.0},
+                       "rows_out": {"a": 10.0, "b": 10.0, "delta": 0.0}}]
+    s["predicted_vs_measured"] = [{
+        "what": "spark.sql.shuffle.partitions=8 (A advised 4)", "kind": "setting",
+        "setting": "spark.sql.shuffle.partitions", "value": "8", "exact": False,
+        "advised_value": "4", "advised_predicted_ms": 1234.0, "predicted_ms": None,
+        "measured_ms": 999.0, "error": None, "signed_error": None}]
+    html = comparison_fragment(s)
+    assert "A: hashpartitioning(k#1, 200)" in html and "B: hashpartitioning(k#7, 8)" in html
+    assert "white-space:nowrap" in html
+    assert "nothing for this value (1.23\u00a0s for 4)" in html or \
+        f"nothing for this value ({fmt.ms(1234.0)} for 4)" in html
+    text = comparison_text(s)
+    assert "(stage 0 → 0)" in text and "  B: hashpartitioning(k#7, 8)" in text

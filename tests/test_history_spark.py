@@ -1,0 +1,91 @@
+"""``jp.history`` of a real Spark cell (local[2], %%perfmeasure in a real IPython shell), issue T:
+the first run of the cell in its Spark application is marked cold; ten warm unchanged runs
+are never flagged; the same cell with spark.sql.shuffle.partitions 8 → 2000 (set outside the
+cell, so the code is the same and only the settings differ) is the only regression, with the
+setting and the decomposition of compare in its ``change``; ``jp.compare`` never calls it
+"within noise"; ``jupyter-perf history`` and ``%perfmeasure history`` print the series."""
+from __future__ import annotations
+
+import pytest
+from sparkhelpers import run_cell
+
+import jupyter_perf as jp
+from jupyter_perf.cli import main
+from jupyter_perf.kernel.handoff import wait_pending
+
+CELL = """%%perfmeasure --label groupby-history
+spark.range(0, 1_500_000, 1, 4).selectExpr("id % 1000 AS k", "id AS v").groupBy("k").sum("v").collect()
+"""
+WARM_RUNS = 10
+#: The slower setting. The issue's 8 → 200 costs 2–4 s here, but on this shared 2-core host
+#: warm runs of the 8-partition cell varied from 0.86 s to 1.9 s (load average 15), so the
+#: band of ten warm runs is wider than that; 2000 reduce tasks cost far more than the noise
+#: (each task's scheduling, deserialization and result, on 2 slots) on any host.
+SLOW_PARTITIONS = 2000
+
+
+@pytest.fixture(scope="module")
+def shell(ipshell, spark_local):
+    ipshell.user_ns["spark"] = spark_local
+    return ipshell
+
+
+def _settings(shell, partitions: int) -> None:
+    # stated explicitly: the first session of a test process sets JVM-wide defaults; AQE off
+    # so Spark does not coalesce the 200 partitions back to a few
+    result, cap = run_cell(shell, 'spark.conf.set("spark.sql.adaptive.enabled", "false")\n'
+                                  f'spark.conf.set("spark.sql.shuffle.partitions", "{partitions}")')
+    assert result.error_in_exec is None, cap.stderr
+
+
+def _measure(shell) -> str:
+    result, cap = run_cell(shell, CELL)
+    assert result.error_in_exec is None, cap.stderr
+    run = jp.last_run()
+    assert run.status == "ok", run.error
+    return run.run_id
+
+
+def test_a_cells_series_cold_warm_and_the_only_regression(shell, capsys):
+    _settings(shell, 8)
+    ids = [_measure(shell) for _ in range(1 + WARM_RUNS)]      # the first is cold
+    _settings(shell, SLOW_PARTITIONS)
+    slow = _measure(shell)
+    wait_pending()
+    h = jp.history("groupby-history")
+    assert h["run_id"].tolist() == ids + [slow]
+    walls = str(h["wall_ms"].round().tolist())
+    # the first run of this code in the Spark application: cold, never learned from or flagged
+    assert h.loc[0, "warm"] is False or h.loc[0, "warm"] == False   # noqa: E712
+    assert h.loc[0, "cold_reason"] == "first run of this code in its Spark application"
+    assert h["warm"].iloc[1:].tolist() == [True] * (WARM_RUNS + 1)
+    # ten warm unchanged runs: never flagged (the band is known from the 6th warm run on)
+    unchanged = h.iloc[:1 + WARM_RUNS]
+    assert not unchanged["regression"].any() and not unchanged["improvement"].any(), walls
+    assert unchanged["expected_low_ms"].notna().sum() == WARM_RUNS - 5
+    # 200 partitions: the only regression, judged against the usual before the change
+    assert h["regression"].tolist() == [False] * (1 + WARM_RUNS) + [True], walls
+    last = h.iloc[-1]
+    assert last["basis"] == "before the change" and last["wall_ms"] > last["expected_high_ms"]
+    assert last["settings"] != h.loc[1, "settings"] and last["code"] == h.loc[1, "code"]
+    assert f"spark.sql.shuffle.partitions 8 → {SLOW_PARTITIONS}" in last["change"]
+    assert f"vs run {ids[-1]}" in last["change"]                 # compare's decomposition
+    # the components add up to the wall time (driver gaps + each component at the parallelism)
+    parts = last[[c for c in h.columns if c.endswith("_ms") and not c.startswith(
+        ("wall", "expected"))]].astype(float).sum()
+    assert parts == pytest.approx(last["wall_ms"], rel=0.05)
+
+    # compare: the same rule, never "within noise" for the slower setting
+    s = jp.compare(ids[-1], slow, record=False).summary()
+    assert s["within_noise"] is False and s["noise_verdict"] == "slower", s["sentence"]
+    assert "within noise" not in s["sentence"] and s["noise"]["runs"] == WARM_RUNS
+    assert "1 cold run left out" in " ".join(s["notes"])
+
+    # the shell and the magic print the same series
+    assert main(["history", slow]) == 0
+    out = capsys.readouterr().out
+    assert slow in out and "SLOW" in out and "cold" in out
+    _, cap = run_cell(shell, "%perfmeasure history groupby-history")
+    assert slow in cap.stdout and "SLOW" in cap.stdout
+    assert main(["history", "no-such-label"]) == 2
+    assert "no stored run has the run id, label or cell id" in capsys.readouterr().err

@@ -17,7 +17,9 @@ from jupyter_perf.analysis import analyze
 from jupyter_perf.analysis.breakdown import task_breakdown, totals
 from jupyter_perf.render.advice import ready_cell
 
-CALL_SITE = "collect at /tmp/ipykernel_2718281/3141592653.py:1234"
+CELL_FILE = "/tmp/ipykernel_2718281/3141592653.py"
+CALL_SITE = f"collect at {CELL_FILE}:1234"
+IN_CELL = f"collect at {CELL_FILE}:2"
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +34,9 @@ def analysis():
     jobs = run.jobs.copy()
     jobs["description"] = [f"{HOSTILE} job {j}" for j in jobs["job_id"]]
     jobs.loc[jobs.index[0], "name"] = CALL_SITE          # a call site must not be cut off
+    jobs.loc[jobs.index[1], "name"] = IN_CELL            # one into the cell's line 2
     run.jobs = jobs
+    run.extra["cell_file"] = CELL_FILE
     return analyze(with_costly_skew(run))
 
 
@@ -176,6 +180,7 @@ def test_jobs_table_is_the_runs_jobs(page, analysis):
             o[cols[i]] = td.dataset.value !== undefined ? td.dataset.value : td.textContent; });
           return o; }); }""")
     assert len(rows) == len(run.jobs)
+    assert sum(r["call_site"] == "collect at cell line 2" for r in rows) == 1
     assert set(rows[0]) == {"job_id", "description", "call_site", "status", "duration_ms", "stages",
                             "skipped", "attempts"}
     jobs = {int(j["job_id"]): j for j in s["jobs"]}
@@ -184,8 +189,9 @@ def test_jobs_table_is_the_runs_jobs(page, analysis):
     for row in rows:
         jid = int(row["job_id"])
         rec = by_id[jid]
-        # (no job's call site points into this cell's lines: Spark's name, whole)
-        assert row["description"] == rec["description"] and row["call_site"] == str(rec["name"])
+        # a call site into the cell reads as its line (issue W); any other: Spark's name, whole
+        shown = "collect at cell line 2" if rec["name"] == IN_CELL else str(rec["name"])
+        assert row["description"] == rec["description"] and row["call_site"] == shown
         assert row["status"] == str(rec["status"])
         assert float(row["duration_ms"]) == pytest.approx(jobs[jid]["duration_ms"])
         listed = set(int(x) for x in jobs[jid]["stage_ids"])

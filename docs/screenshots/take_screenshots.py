@@ -5,8 +5,9 @@
 REPORT.html: any exported report (``jp.export`` / ``jupyter-perf report --html``); the
 committed tab screenshots come from ``examples/stragglers.ipynb`` (its skewed-join report,
 ``stragglers-report.html``, a real local[2] Spark run), ``query.png`` from TPC-H Q9 (SF 0.01,
-local[2], ``tests/tpch.py``) with its top operator clicked. Tabs are named by their key
-(summary, timeline, stages, stragglers, whatif, memory, query).
+local[2], ``tests/tpch.py``) with its top operator clicked, ``7-profile.png`` from
+``jp.measure(q, profile=True)`` of TPC-H Q1 (SF 0.1, local[2]). Tabs are named by their key
+(summary, timeline, stages, stragglers, whatif, memory, query, profile).
 
 The page is drawn by the report renderer (``labextension/src/report/``); the script uses its
 DOM: the report is ready when ``.jp-perf-report[data-jp-ready='1']``, a tab is shown by its
@@ -23,9 +24,10 @@ from playwright.sync_api import sync_playwright
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--disable-gpu"]
 TABS = ["summary", "timeline", "stages", "stragglers", "whatif", "memory", "query"]
+# (profile: only a profiled run has the tab; ask for it with --tabs profile)
 FILES = {"summary": "1-summary", "timeline": "2-timeline", "stages": "3-stages",
          "stragglers": "4-stragglers", "whatif": "5-whatif", "memory": "6-memory",
-         "query": "query"}
+         "query": "query", "profile": "7-profile"}
 DRAWN = """(key) => { const p = document.querySelector(`.jp-perf-panel[data-tab='${key}']`);
                       return p && !p.hidden && p.dataset.jpDrawn === '1'; }"""
 

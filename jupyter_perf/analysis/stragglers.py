@@ -46,7 +46,7 @@ from .timeline import Timeline, is_success
 
 THRESHOLD = 1.5
 MIN_SKEW_PEERS = 3
-SKEW_MATTERS = 0.05    # share of the run's task time a stage's skewed tasks ran beyond its median
+SKEW_MATTERS = 0.01    # share of the run's task time a stage's skewed tasks ran beyond its median
 MIN_EXCESS_MS = 20.0
 
 # The breakdown component whose time each time cause takes away: the cause is shown by that

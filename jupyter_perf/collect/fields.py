@@ -123,7 +123,7 @@ def conform_from(table: str, raw: pd.DataFrame | Iterable[Mapping[str, Any]] | N
         frame = raw
     else:
         frame = pd.DataFrame([flatten(r) for r in (list(raw) if raw is not None else [])])
-    mapped = map_fields(table, fields, frame)
+    mapped = unset_peaks_as_unknown(map_fields(table, fields, frame))
     if table == "tasks":
         if derive is not None:
             mapped = derive(frame, mapped)
@@ -131,6 +131,28 @@ def conform_from(table: str, raw: pd.DataFrame | Iterable[Mapping[str, Any]] | N
             mapped["shuffle_read_bytes"] = (mapped.get("shuffle_remote_bytes", 0.0)
                                             + mapped.get("shuffle_local_bytes", 0.0))
     return conform(table, mapped, **constants)
+
+
+PEAK_COLUMNS = list(PEAK_MEMORY_FIELDS.values())
+
+
+def unset_peaks_as_unknown(mapped: pd.DataFrame) -> pd.DataFrame:
+    """A peaks record whose JVM heap is 0 was never sampled: Spark zero-fills the metrics of a
+    task that ended before the executor's first heartbeat or poll (with
+    spark.executor.metrics.pollingInterval=0, the default, a short first query of a session)
+    and the live UI then reports those zeros as the executor's peaks. A running JVM's heap is
+    never 0, so every peak of such a record is unknown (NaN), not a measured 0 bytes."""
+    if "peak_jvm_heap_bytes" not in mapped.columns or mapped.empty:
+        return mapped
+    heap = pd.to_numeric(mapped["peak_jvm_heap_bytes"], errors="coerce")
+    unset = heap.eq(0)
+    if unset.any():
+        mapped = mapped.copy()
+        for column in PEAK_COLUMNS:
+            if column in mapped.columns:
+                mapped[column] = pd.to_numeric(mapped[column], errors="coerce").astype(
+                    "float64").mask(unset)
+    return mapped
 
 
 def map_fields(table: str, fields: FieldMap, raw: pd.DataFrame) -> pd.DataFrame:

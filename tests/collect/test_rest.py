@@ -320,3 +320,30 @@ def test_nothing_listening_is_unreachable(server):
 
     with pytest.raises(RestUnreachable, match="no Spark UI or History Server answers"):
         load_rest(f"http://127.0.0.1:{free_port()}", "app-1", deadline=5)
+
+
+def test_zero_filled_peaks_are_unknown_not_zero_bytes(recorded):
+    """Spark's live UI reports an executor's peaks as zeros when its tasks ended before the
+    first heartbeat (a session's first short query): those are not a measured 0 B heap. The
+    fault is planted on a real /allexecutors answer: one item's peaks zeroed, the other kept."""
+    from jupyter_perf.collect.fields import PEAK_COLUMNS, PEAK_MEMORY_FIELDS
+    from jupyter_perf.collect.rest_fields import conform_rest
+
+    server, app_id, _ = recorded
+    [body] = [b for path, (_, b, _) in server.answers.items()
+              if path.split("?")[0].endswith(f"{app_id}/allexecutors")]
+    items = json.loads(body)
+    assert items
+    zeroed, sampled = copy.deepcopy(items[0]), copy.deepcopy(items[0])
+    zeroed["id"], sampled["id"] = "zeroed", "sampled"
+    zeroed["peakMemoryMetrics"] = {k: 0 for k in items[0]["peakMemoryMetrics"]}
+    sampled["peakMemoryMetrics"] = {k: 1 << (20 + i)
+                                    for i, k in enumerate(items[0]["peakMemoryMetrics"])}
+    for table in ("executors", "memory"):
+        got = conform_rest(table, [*items, zeroed, sampled]).set_index("executor_id")
+        assert got.loc["zeroed", PEAK_COLUMNS].isna().all(), table
+        for item in [*items, sampled]:    # what Spark sampled passes unchanged
+            heap = item["peakMemoryMetrics"]["JVMHeapMemory"]
+            for field, column in PEAK_MEMORY_FIELDS.items():
+                value = got.loc[item["id"], column]
+                assert (value == item["peakMemoryMetrics"][field]) if heap else math.isnan(value)

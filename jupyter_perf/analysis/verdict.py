@@ -137,6 +137,12 @@ OTHER_LOAD = 0.2        # other processes' share of the host's cores from which 
 LOST = 0.05             # estimated share of task time lost to other processes, ditto
 GC_SHARE = 0.3          # GC share of task time from which GC is the verdict (before CPU)
 SKEW_SHARE = 0.25       # share of task time data-skewed tasks ran beyond their stage's median
+# CPU demand is named "Waiting for cores" only when the wait is at least this many times the
+# time on CPU (over twice as many runnable threads of its own as cores: local[8] on 2 cores);
+# else "CPU-bound". Named by the larger part, a query that keeps its cores just full (its task
+# threads, the driver and the JIT on 2 cores: 34% CPU, 39% waiting one run, the reverse the
+# next) flipped name between runs of the same query.
+OVERSUBSCRIBED = 2.0
 HEADLINE_MAX = 120
 MAX_BULLETS = 5
 
@@ -229,7 +235,7 @@ def _choose(shares: dict[str, float], gap_share: float, ev: Evidence) -> tuple[s
         "gc": (shares.get("gc", 0.0) >= GC_SHARE, shares.get("gc", 0.0)),
         # Time on a core and time waiting for one (this application's own threads: other
         # processes' part is context, left out) are one demand for CPU, named by the larger
-        # part. Otherwise the split between the two, which follows how many of its own
+        # part only where the wait dwarfs it (OVERSUBSCRIBED). Otherwise the split between the two, which follows how many of its own
         # threads were runnable at each sample, would flip the verdict between runs of the
         # same query (issue U3).
         "cpu": (demand >= DOMINANT, demand),
@@ -239,7 +245,8 @@ def _choose(shares: dict[str, float], gap_share: float, ev: Evidence) -> tuple[s
     for cat in ORDER:
         holds, share = tests[cat]
         if holds:
-            if cat == "cpu" and shares.get("core_wait", 0.0) > shares.get("cpu", 0.0):
+            if cat == "cpu" and (shares.get("core_wait", 0.0)
+                                 >= OVERSUBSCRIBED * shares.get("cpu", 0.0) > 0):
                 return "core_wait", share
             return cat, share
     return "none", 0.0

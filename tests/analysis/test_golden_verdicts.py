@@ -118,10 +118,10 @@ def golden(name: str, version: str) -> tuple:
 
 def demand(category: str) -> str:
     """The category with CPU time and waiting for a core as one demand for CPU: the verdict
-    names it by the larger part ("CPU-bound" or "Waiting for cores"), and which part is larger
-    follows how many of the run's own threads were runnable at each host sample — seen to
-    flip (34% on CPU, 39% waiting) for the cached re-read on Spark 4 (analysis/verdict.py,
-    issue U3)."""
+    names it "CPU-bound" unless the wait is at least twice the CPU time ("Waiting for cores",
+    verdict.OVERSUBSCRIBED), and the split follows how many of the run's own threads were
+    runnable at each host sample (the cached re-read on Spark 4: 34% on CPU, 39% waiting),
+    which a busy run can push across that line (analysis/verdict.py, issue U3)."""
     return "cpu" if category == "core_wait" else category
 
 

@@ -203,7 +203,10 @@ def test_own_threads_saturating_the_host_are_waiting_for_a_core():
     assert core_wait_share(run, a.timeline) == pytest.approx([1.0] * 8)
     assert not contention_share(run, a.timeline).any()
     s = a.summary()
-    assert s["verdict_category"] == "core_wait" and s["verdict_headline"] == "Waiting for cores"
+    # 40% on CPU, 60% waiting: one demand for CPU, named CPU-bound (the wait is not twice the
+    # CPU time: verdict.OVERSUBSCRIBED), the wait its second figure
+    assert s["verdict_category"] == "cpu" and s["verdict_headline"] == "CPU-bound"
+    assert s["verdict"].startswith("CPU-bound: 40% of task time on CPU and 60% on waiting for a core")
     assert "other processes" not in s["verdict"] and s["host_cpu"]["context"] in s["verdict"]
     assert s["host_cpu"]["other_share"] == pytest.approx(0.0)
     # mixed: own 1.6 of 2 cores -> 2 x 0.8 - 1 = 0.6 of the rest is its own core wait, the
@@ -229,10 +232,11 @@ def test_same_verdict_on_a_quiet_and_on_a_busy_host():
     assert q["verdict_headline"] == b["verdict_headline"] == "CPU-bound"
     assert not q["host_cpu"]["context"] and "other processes" not in q["verdict"]
     assert "other processes took 50% of its cores" in b["verdict"]
-    # without the split (runs stored before own_core_ms) the busy run is "waiting for cores"
+    # without the split (runs stored before own_core_ms) the busy run's whole saturation is
+    # taken as its own core wait, none as other processes'
     busy.host_cpu = busy.host_cpu.drop(columns=["own_core_ms"])
     old = analyze(busy).summary()
-    assert old["verdict_category"] == "core_wait"
+    assert old["breakdown"]["core_wait_est"]["ms"] > 0
     assert old["host_cpu"]["own_share"] is None and old["host_cpu"]["other_share"] is None
     assert old["breakdown"]["contention_est"]["ms"] == 0
 

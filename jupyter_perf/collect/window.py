@@ -180,6 +180,23 @@ class ClassicWindow:
             self.host_cpu.stop()
         self._untag()
 
+    def end_cell(self) -> None:
+        """What must be read on the cell's own thread the moment the cell ends, before it runs
+        anything else (the finish may run later, on another thread, while the next cell
+        runs): the job tag removed, the scheduler's job count (did the cell start a job?),
+        the CPU profile stopped (the cell's samples, not the next cell's)."""
+        self._untag()
+        self.next_job_at_end = self._next_job_id()
+        self._stop_profiler()
+
+    def drain_quietly(self) -> None:
+        """Wait for Spark's listener bus to deliver what the cell's jobs posted (bounded by
+        the settle timeout); the finish reports a bus that did not drain."""
+        try:
+            self.sc._jsc.sc().listenerBus().waitUntilEmpty(int(self.settle_timeout * 1000))
+        except Exception:
+            pass
+
     def _untag(self) -> None:
         if self._tagged:
             self._tagged = False

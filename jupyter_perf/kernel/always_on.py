@@ -39,6 +39,13 @@ class AlwaysOnWindow(ClassicWindow):
     """A measurement window started late: the cell's job tag was set when the cell started
     (:class:`Armed`); the rest of ``ClassicWindow.start`` runs once its first job is seen."""
 
+    def adopt(self, job_ids: list[int]) -> None:
+        """Own what the cell did before the wake: the main thread's tag (from ``arm``, removed
+        at the cell's end) and the jobs already seen with it."""
+        self._tagged = True
+        if job_ids:
+            self._first_job = min(job_ids)
+
     def _mark_sql(self) -> None:
         # the cell's SQL executions may have started before the wake: no mark, the finish
         # reads the SQL list and keeps the executions of the window's jobs
@@ -87,8 +94,7 @@ class Armed:
         ClassicWindow.start(window)             # (tags this thread too: taken off below)
         if threading.current_thread() is not threading.main_thread():
             self.untag()
-        window._tagged = True                   # the main thread's tag, from arm()
-        window._first_job = min(job_ids) if job_ids else window._first_job
+        window.adopt(job_ids)
         window.run.start_ms = self.armed_ms
         self.window = window
         self.state = "woken"

@@ -52,10 +52,12 @@ COLLECTING = "perfmeasure: collecting this cell's run…"
 
 
 def report_bundle(run: Run, analysis=None) -> dict[str, Any]:
-    """The report's MIME bundle: the one place the kernel builds it."""
+    """The report's MIME bundle: the one place the kernel builds it (with the cell's stored
+    runs as a series, when the store has earlier ones: the History tab)."""
     from ..render import inline
+    from ..service.history import report_series
 
-    return inline.bundle(run, analysis)
+    return inline.bundle(run, analysis, report_series(run))
 
 
 def collecting_bundle() -> dict[str, str]:
@@ -277,11 +279,7 @@ def seal(window) -> Sealed:
     sealed = Sealed(end_ms=time.time() * 1000.0)
     if window.poller is not None:
         window.poller.end_loop()
-    window._untag()                          # the main thread's job tag, before it runs more
-    if hasattr(window, "_next_job_id"):
-        window.next_job_at_end = window._next_job_id()   # did the cell start any job?
-    if getattr(window, "profiler", None) is not None:
-        window._stop_profiler()              # the cell's CPU samples, not the next cell's
+    window.end_cell()                        # job tag, job count, CPU profile: at the end
     if window.host_cpu is not None:
         rows = window.host_cpu.stop()        # the last sample: now
         window.host_cpu = _StoppedSampler(rows, window.host_cpu.error)
@@ -298,16 +296,9 @@ def seal(window) -> Sealed:
             live.end()
         except Exception:
             pass
-        sealed.listeners = HeldListeners(live, lambda: _drain(window))
+        sealed.listeners = HeldListeners(live, window.drain_quietly)
         window.listeners = sealed.listeners
     return sealed
-
-
-def _drain(window) -> None:
-    try:
-        window.sc._jsc.sc().listenerBus().waitUntilEmpty(int(window.settle_timeout * 1000))
-    except Exception:
-        pass
 
 
 # -- the worker ---------------------------------------------------------------------------

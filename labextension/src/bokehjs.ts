@@ -11,7 +11,12 @@
 
 import { ServerConnection } from '@jupyterlab/services';
 
-import { BOKEH_BUNDLES, bokehBundleUrl, errorOf } from './reportpayload';
+import {
+  BOKEH_BUNDLES,
+  bokehBundleUrl,
+  errorOf,
+  serverVersionOf
+} from './reportpayload';
 
 import { IBokehApi } from './report/types';
 
@@ -53,6 +58,38 @@ export function loadBokeh(
     promise.catch(() => loading.delete(key));
   }
   return promise;
+}
+
+/** A bundle the server does not serve at that version; it names the one it has. */
+class OtherBokeh extends Error {
+  constructor(
+    message: string,
+    readonly serverVersion: string | null
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * BokehJS for a data payload (format 2): the renderer draws from data, not from
+ * the kernel's Bokeh models, so the server's BokehJS does whatever its version.
+ * `preferred` (the kernel's, named in the payload) first; when the server has
+ * another Bokeh (upgraded since the notebook was saved), the one it names.
+ */
+export async function loadServerBokeh(
+  preferred: string,
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings(),
+  bundles: readonly string[] = BOKEH_BUNDLES
+): Promise<IBokeh & IBokehApi> {
+  try {
+    return await loadBokeh(preferred, settings, bundles);
+  } catch (reason) {
+    const other = reason instanceof OtherBokeh ? reason.serverVersion : null;
+    if (!other || other === preferred) {
+      throw reason;
+    }
+    return loadBokeh(other, settings, bundles);
+  }
 }
 
 function loaded(version: string): any {
@@ -100,9 +137,10 @@ async function load(
     }
     const text = await response.text();
     if (!response.ok) {
-      throw new Error(
+      throw new OtherBokeh(
         errorOf(text) ??
-          `BokehJS ${version} (${bundle}): ${response.status} ${response.statusText}`
+          `BokehJS ${version} (${bundle}): ${response.status} ${response.statusText}`,
+        serverVersionOf(text)
       );
     }
     await runScript(text, url);

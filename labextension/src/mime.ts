@@ -22,7 +22,12 @@ import { Message } from '@lumino/messaging';
 
 import { Widget } from '@lumino/widgets';
 
-import { IBokeh, IBokehViewManager, loadBokeh } from './bokehjs';
+import {
+  IBokeh,
+  IBokehViewManager,
+  loadBokeh,
+  loadServerBokeh
+} from './bokehjs';
 
 import {
   IDataPayload,
@@ -109,7 +114,11 @@ export class ReportRenderer extends Widget implements IRenderMime.IRenderer {
   ): Promise<void> {
     try {
       const [bokeh, data] = await Promise.all([
-        loadBokeh(payload.bokeh_version, undefined, RENDERER_BOKEH_BUNDLES),
+        loadServerBokeh(
+          payload.bokeh_version,
+          undefined,
+          RENDERER_BOKEH_BUNDLES
+        ),
         decodeData(payload.data)
       ]);
       await this._attached.promise;

@@ -85,7 +85,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A Bokeh version as Bokeh writes it ("3.9.2", "3.10.0.dev3", "3.4.0rc1"). */
-const VERSION = /^[0-9]+(\.[0-9A-Za-z]+)+([+-][0-9A-Za-z.]+)?$/;
+export const VERSION = /^[0-9]+(\.[0-9A-Za-z]+)+([+-][0-9A-Za-z.]+)?$/;
 
 /**
  * The payload if it is one this renderer can draw, else a one-line reason
@@ -222,6 +222,19 @@ export function bokehBundleUrl(
 }
 
 /** The `error` of a JSON error body (the server extension's shape), else null. */
+/** The Bokeh version a static route's error body says the server has (null: none valid). */
+export function serverVersionOf(body: string): string | null {
+  try {
+    const data = JSON.parse(body);
+    const version = isObject(data) ? data.bokeh_version : null;
+    return typeof version === 'string' && VERSION.test(version)
+      ? version
+      : null;
+  } catch {
+    return null;
+  }
+}
+
 export function errorOf(body: string): string | null {
   try {
     const data = JSON.parse(body);

@@ -34,7 +34,12 @@ def bundle(label: str = "synthetic", bokeh_version: str | None = None,
 FORMAT1 = Path(__file__).resolve().parents[1] / "render" / "data" / "format1.ipynb"
 
 
-def legacy_bundle() -> dict:
+def legacy_bundle(bokeh_version: str | None = None) -> dict:
     """The MIME bundle of the one report in tests/render/data/format1.ipynb (format 1)."""
     nb = json.loads(FORMAT1.read_text(encoding="utf-8"))
-    return nb["cells"][0]["outputs"][0]["data"]
+    # nbformat stores multi-line strings as lists of lines (a reader joins them)
+    out = {k: "".join(v) if isinstance(v, list) else v
+           for k, v in nb["cells"][0]["outputs"][0]["data"].items()}
+    if bokeh_version is not None:
+        out[MIME]["bokeh_version"] = bokeh_version
+    return out

@@ -187,13 +187,14 @@ def test_untrusted_notebook_shows_the_static_fallback(page, lab):
     assert panel.locator(".jp-perf-report-output").count() == 0
 
 
-@pytest.mark.parametrize("args, expected", [
-    ("bokeh_version='2.4.3'", ["2.4.3", VERSION]),          # the server has another Bokeh
-    ("fmt=3", ["newer jupyter-perf", "upgrade"]),
+@pytest.mark.parametrize("call, expected", [
+    # a format 1 report is Bokeh's own models: only the Bokeh that made it draws it
+    ("legacy_bundle(bokeh_version='2.4.3')", ["2.4.3", VERSION]),
+    ("bundle('bad', fmt=3)", ["newer jupyter-perf", "upgrade"]),
 ])
-def test_a_payload_it_cannot_draw_says_why_in_one_line(page, lab, args, expected):
-    name = f"bad-{abs(hash(args))}.ipynb"
-    _open(page, lab, name, _notebook([SETUP, f"display(bundle('bad', {args}), raw=True)"]))
+def test_a_payload_it_cannot_draw_says_why_in_one_line(page, lab, call, expected):
+    name = f"bad-{abs(hash(call))}.ipynb"
+    _open(page, lab, name, _notebook([SETUP, f"display({call}, raw=True)"]))
     page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     problem = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-perf-report-output-problem")
@@ -204,6 +205,19 @@ def test_a_payload_it_cannot_draw_says_why_in_one_line(page, lab, args, expected
         assert word in text
     # then the plain-text summary of the run
     assert "task attempts" in problem.locator("xpath=..").locator("pre").inner_text()
+
+
+def test_a_data_report_saved_with_another_bokeh_draws_with_the_servers(page, lab):
+    """A format 2 report is data: saved when the kernel had another Bokeh (upgraded since),
+    it draws with the server's BokehJS instead of refusing."""
+    _open(page, lab, "other-bokeh.ipynb",
+          _notebook([SETUP, "display(bundle('older bokeh', bokeh_version='3.4.0'), raw=True)"]))
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    report = _reports(page).first
+    _drawn(report)
+    assert report.get_attribute("aria-label").endswith("older bokeh")
+    assert report.locator(".jp-perf-report-output-problem").count() == 0
 
 
 #: What a reader sees of each report output on the open notebook: its run, its title, its tabs

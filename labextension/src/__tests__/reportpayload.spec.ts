@@ -6,6 +6,7 @@ import {
   REPORT_MIME_TYPE,
   bokehBundleUrl,
   errorOf,
+  serverVersionOf,
   parseReportPayload
 } from '../reportpayload';
 
@@ -160,5 +161,16 @@ describe('errorOf', () => {
     );
     expect(errorOf('<html>404</html>')).toBeNull();
     expect(errorOf('{"message": "x"}')).toBeNull();
+  });
+});
+
+describe('serverVersionOf', () => {
+  it('reads the version the static route says the server has, valid only', () => {
+    const body = (v: unknown) =>
+      JSON.stringify({ error: 'x', bokeh_version: v });
+    expect(serverVersionOf(body('3.9.2'))).toBe('3.9.2');
+    expect(serverVersionOf(body('../../etc'))).toBeNull();
+    expect(serverVersionOf(body(3))).toBeNull();
+    expect(serverVersionOf('<html>404</html>')).toBeNull();
   });
 });

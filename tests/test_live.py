@@ -86,3 +86,27 @@ def test_the_html_display_escapes_spark_strings_and_shows_every_stage():
     assert 'aria-valuenow="3"' in page and 'aria-valuemax="8"' in page
     assert 'data-stage="5" data-state="failed"' in page and "1 failed" in page
     assert "1/2 jobs" in page and fmt.nbytes(3 * 2**20) in text_of(snap)
+
+
+def test_the_live_heap_peak_is_this_cells_not_the_jvms_past():
+    """Spark's executor peaks never go down: a peak an earlier cell set is not shown as this
+    cell's (issue V5); one that rose in the window is."""
+    from types import SimpleNamespace
+
+
+    def sample(t, peaks):
+        return [{"id": e, "time_ms": t, "peakMemoryMetrics": {"JVMHeapMemory": p}}
+                for e, p in peaks.items()]
+
+    window = ClassicWindow.__new__(ClassicWindow)
+    window.sampler = SimpleNamespace(rows=sample(0, {"1": 700 << 20, "2": 650 << 20}))
+    assert window._peak_memory() is None                 # only the JVMs' past so far
+    window.sampler.rows += sample(500, {"1": 700 << 20, "2": 650 << 20})
+    assert window._peak_memory() is None
+    window.sampler.rows += sample(1000, {"1": 700 << 20, "2": 690 << 20})
+    assert window._peak_memory() == 690 << 20           # executor 2 rose; 1's 700 is older
+    snap = ProgressSnapshot(elapsed_s=1, jobs_started=1, jobs_done=0, executors=2, cores=2,
+                            peak_memory_bytes=window._peak_memory(), stages=[])
+    assert f"executor heap peak this cell {fmt.nbytes(690 << 20)}" in text_of(snap)
+    snap.peak_memory_bytes = None
+    assert "no new executor heap peak this cell" in text_of(snap)

@@ -165,9 +165,19 @@ class ClassicWindow:
             self._sql_mark = None    # the finish reads the whole list, as before
 
     def _peak_memory(self) -> float | None:
-        rows = self.sampler.rows[-20:] if self.sampler is not None else []
-        peak = conform_rest("memory", rows)["peak_jvm_heap_bytes"].max() if rows else None
-        return float(peak) if peak and peak > 0 else None
+        """The highest executor JVM heap peak reached in this window, for the live display:
+        Spark's peaks never go down, so an executor's peak counts only once it rose above
+        what its first sample in the window showed (a peak an earlier cell set is not this
+        cell's). None until one rose."""
+        rows = list(self.sampler.rows) if self.sampler is not None else []
+        if not rows:
+            return None
+        table = conform_rest("memory", rows)[["time_ms", "executor_id", "peak_jvm_heap_bytes"]]
+        table = table.dropna().sort_values("time_ms", kind="stable")
+        by = table.groupby("executor_id")["peak_jvm_heap_bytes"]
+        first, last = by.first(), by.last()
+        rose = last[last > first]
+        return float(rose.max()) if len(rose) else None
 
     def stop_background(self) -> None:
         """Stop the sampler and poller threads without collecting (start() failed)."""

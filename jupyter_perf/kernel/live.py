@@ -1,7 +1,8 @@
 """The live progress display under a running ``%%perfmeasure`` cell.
 
 One output, updated in place through its display id (``update_display_data``): one bar per
-active stage, jobs, elapsed time, executors and cores, peak executor memory, as HTML with a
+active stage, jobs, elapsed time, executors and cores, the executor heap peak this cell
+reached, as HTML with a
 plain-text twin for front ends that show only text. When the cell ends, the same output is
 replaced by the report, so nothing is left polling.
 
@@ -49,8 +50,9 @@ def header_of(snap: ProgressSnapshot) -> str:
     if callable(own):
         return own()
     return (f"Spark: {snap.jobs_done}/{snap.jobs_started} jobs · {snap.elapsed_s:.0f} s · "
-            f"{snap.executors} executor(s), {snap.cores} cores · peak executor memory "
-            f"{fmt.nbytes(snap.peak_memory_bytes)}")
+            f"{snap.executors} executor(s), {snap.cores} cores · "
+            + (f"executor heap peak this cell {fmt.nbytes(snap.peak_memory_bytes)}"
+               if snap.peak_memory_bytes else "no new executor heap peak this cell"))
 
 
 def stage_line(s: StageProgress) -> str:

@@ -127,6 +127,40 @@ def test_tab_draws_searches_and_keeps_strings_as_text(open_report, a):
     assert page.jp_errors == [] and page.jp_requests == []
 
 
+def test_an_operator_selected_in_query_or_here_focuses_the_flame_graph(open_report, a):
+    """The Query tab's operator selection reaches the Profile: its frames keep their colour,
+    the others dim, a line says its sampled count; a click on the Profile's operators table
+    publishes the same selection (key "execution:node") for the other tabs."""
+    view = _view(a)
+    [agg] = [o for o in view["operators"] if o["label"].startswith("HashAggregate")]
+    assert agg["key"] == "0:1"
+    page = open_report(a)
+    show_tab(page, "profile")
+    root = ".jp-perf-report"
+    page.evaluate(f"""() => document.querySelector("{root}")
+                   .jpBus.select({{kind: 'operator', key: '0:1', stageCodes: []}}, 'query')""")
+    chart = f"{PANEL} .jp-perf-profile-flame"
+    page.wait_for_function(f"() => document.querySelector(\"{chart}\").dataset.operator === '0:1'",
+                           timeout=10_000)
+    assert page.eval_on_selector(chart, "c => c.dataset.shownSamples") == str(agg["samples"])
+    focus = page.inner_text(f"{PANEL} .jp-perf-profile-focus")
+    assert focus.startswith(f"Showing {agg['label']}: ") and "(sampled)" in focus
+    assert page.locator("table[data-view='profile-operators'] tr.jp-perf-selected").count() == 1
+    # a click on another operator's row: the bus carries its key to the other tabs
+    other = next(o for o in view["operators"] if o["key"] and o["key"] != "0:1")
+    page.locator("table[data-view='profile-operators'] tbody tr",
+                 has_text=other["label"]).first.click()
+    got = page.evaluate(f"() => document.querySelector('{root}').jpBus.current()")
+    assert got["kind"] == "operator" and got["key"] == other["key"]
+    # cleared from elsewhere: every frame in its own colour again
+    page.evaluate(f"""() => document.querySelector("{root}")
+                   .jpBus.select({{kind: 'none'}}, 'query')""")
+    page.wait_for_function(f"() => document.querySelector(\"{chart}\").dataset.operator === ''",
+                           timeout=10_000)
+    assert page.inner_text(f"{PANEL} .jp-perf-profile-focus") == ""
+    assert page.jp_errors == []
+
+
 def test_tab_without_task_samples_says_so(open_report):
     run = profiled_run("[GC Thread#0 tid=2];G1ParTask::work 5")
     page = open_report(analyze(run), tab="profile")

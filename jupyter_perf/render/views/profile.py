@@ -44,7 +44,10 @@ def data(a: Analysis, ctx) -> dict | None:
         "summary": {k: summary[k] for k in ("method", "interval_ms", "note", "samples",
                                             "other_jvm_samples", "sampled_cpu_ms",
                                             "spark_cpu_ms", "sampled_to_spark", "kinds")},
-        "operators": [{"label": o["label"], "samples": o["samples"], "share": o["share"],
+        # key: the Query tab's operator key ("execution:node"), for the selection both share
+        "operators": [{"label": o["label"], "key": ("" if o["node_id"] is None else
+                                                    f"{o['execution_id']}:{o['node_id']}"),
+                       "samples": o["samples"], "share": o["share"],
                        "sampled_ms": o["sampled_ms"], "stages": ", ".join(
                            str(s) for s in o["stage_ids"]),
                        "kinds": ", ".join(f"{k} {v}" for k, v in o["kinds"].items())}

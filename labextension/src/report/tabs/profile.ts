@@ -12,7 +12,7 @@ import { showModel } from '../bokeh';
 import { h } from '../dom';
 import { addStyles } from '../style';
 import { IColumn, rowsOf, table } from '../table';
-import { ITab, ITabContext } from '../types';
+import { ITab, ITabContext, Selection } from '../types';
 
 export interface IProfileData {
   summary: {
@@ -67,6 +67,8 @@ const PALETTE = [
 ];
 const NONE_COLOR = '#c7c7c7';
 const MATCH_COLOR = '#d62dd6';
+// frames of operators other than the selected ones
+const DIM_COLOR = '#ececec';
 const ROW_PX = 17;
 const CHAR_PX = 6.5;
 const ASSUMED_WIDTH_PX = 900;
@@ -305,7 +307,9 @@ export const profileTab: ITab = {
     const chart = h('div', { class: 'jp-perf-profile-flame' });
     el.append(chart);
     const { fig, source, base } = flameFigure(ctx, d);
-    search.addEventListener('input', () => {
+    // the frames' colours: the operators' own, dimmed outside a selected operator
+    let shown = base.slice();
+    const recolor = (): void => {
       const q = search.value.trim().toLowerCase();
       let hits = 0;
       const names: string[] = d.flame.name;
@@ -314,18 +318,63 @@ export const profileTab: ITab = {
         if (hit) {
           hits += 1;
         }
-        return hit ? MATCH_COLOR : base[i];
+        return hit ? MATCH_COLOR : shown[i];
       });
       source.data = { ...source.data, color };
       found.textContent = q ? `${formatCount(hits, 'frame')} match` : '';
       chart.dataset.matches = String(hits);
+    };
+    search.addEventListener('input', recolor);
+    const focus = h('div', { class: 'jp-perf-muted jp-perf-profile-focus' });
+    el.insertBefore(focus, chart);
+    const ops = table(d.operators, operatorColumns(), {
+      view: 'profile-operators',
+      maxHeight: 260,
+      onSelect: i => {
+        const key = d.operators[i].key as string;
+        const sel: Selection = key
+          ? { kind: 'operator', key, stageCodes: stageCodesOf(ctx, key) }
+          : { kind: 'none' };
+        show(sel);
+        ctx.bus.select(sel, 'profile');
+      }
     });
+    // An operator selected here or in another tab (Query): its frames keep their colour,
+    // the others are dimmed, and a line says how many samples it has.
+    const show = (s: Selection): void => {
+      const keys = s.kind === 'operator' ? new Set(s.key.split(',')) : null;
+      const rows = keys ? d.operators.filter(o => keys.has(o.key)) : [];
+      const labels = new Set(rows.map(o => o.label as string));
+      const frames: string[] = d.flame.operator;
+      shown = keys
+        ? base.map((c, i) => (i === 0 || labels.has(frames[i]) ? c : DIM_COLOR))
+        : base.slice();
+      ops.select(
+        d.operators
+          .map((o, i) => (keys?.has(o.key) ? i : -1))
+          .filter(i => i >= 0)
+      );
+      const samples = rows.reduce((n, o) => n + (o.samples as number), 0);
+      focus.textContent = !keys
+        ? ''
+        : rows.length
+          ? `Showing ${rows.map(o => o.label).join(', ')}: ` +
+            `${formatCount(samples, 'sample')} (sampled); the other operators' frames are dimmed.`
+          : 'The selected operator has no samples in this profile.';
+      chart.dataset.operator = keys ? [...keys].join(',') : '';
+      chart.dataset.shownSamples = String(samples);
+      recolor();
+    };
+    ctx.onDispose(
+      ctx.bus.subscribe((s, from) => {
+        if (from !== 'profile') {
+          show(s);
+        }
+      })
+    );
     el.append(
       h('h4', {}, 'Operators (sampled)'),
-      table(d.operators, operatorColumns(), {
-        view: 'profile-operators',
-        maxHeight: 260
-      }).el,
+      ops.el,
       h('h4', {}, 'Hot functions'),
       table(rowsOf(d.hot), hotColumns(), {
         view: 'profile-hot',
@@ -333,6 +382,16 @@ export const profileTab: ITab = {
         maxHeight: 420
       }).el
     );
+    if (ctx.bus.current().kind === 'operator') {
+      show(ctx.bus.current());
+    }
     await showModel(ctx, fig, chart);
   }
 };
+
+/** The stage codes the Query tab knows for an operator key (none without it). */
+function stageCodesOf(ctx: ITabContext, key: string): number[] {
+  const q = ctx.data.tabs.query as { operators?: Record<string, any>[] };
+  const op = (q?.operators ?? []).find(o => o.key === key);
+  return op ? (op.stage_codes as number[]) : [];
+}

@@ -39,19 +39,28 @@ def _settings(shell, partitions: int) -> None:
 
 
 def _measure(shell) -> str:
+    return _measure_shown(shell)[0]
+
+
+def _measure_shown(shell) -> tuple[str, dict | None]:
+    """The run id and the report data the cell showed under it (None if it showed none)."""
+    from jupyter_perf.render.inline import MIME
+    from jupyter_perf.render.views import decode_data
+
     result, cap = run_cell(shell, CELL)
     assert result.error_in_exec is None, cap.stderr
+    wait_pending()
     run = jp.last_run()
     assert run.status == "ok", run.error
-    return run.run_id
+    shown = [o.data[MIME] for o in cap.outputs if MIME in (o.data or {})]
+    return run.run_id, (decode_data(shown[-1]["data"]) if shown else None)
 
 
 def test_a_cells_series_cold_warm_and_the_only_regression(shell, capsys):
     _settings(shell, 8)
     ids = [_measure(shell) for _ in range(1 + WARM_RUNS)]      # the first is cold
     _settings(shell, SLOW_PARTITIONS)
-    slow = _measure(shell)
-    wait_pending()
+    slow, shown = _measure_shown(shell)
     h = jp.history("groupby-history")
     assert h["run_id"].tolist() == ids + [slow]
     walls = str(h["wall_ms"].round().tolist())
@@ -89,3 +98,22 @@ def test_a_cells_series_cold_warm_and_the_only_regression(shell, capsys):
     assert slow in cap.stdout and "SLOW" in cap.stdout
     assert main(["history", "no-such-label"]) == 2
     assert "no stored run has the run id, label or cell id" in capsys.readouterr().err
+
+    # the report the slow cell showed (issue T, part 2): the History tab's data, the cell's
+    # twelve runs with the first cold and the slow one the only regression, and the Summary's
+    # context line in the same words
+    assert shown is not None and shown["run_id"] == slow
+    tab = shown["tabs"]["history"]
+    n = 2 + WARM_RUNS
+    assert tab["run_id"] == slow and tab["index"] == n - 1 and tab["x"] == list(range(1, n + 1))
+    assert [r["run_id"] for r in tab["rows"]] == ids + [slow]
+    assert tab["warm"] == [False] + [True] * (n - 1)
+    assert tab["regression"] == [False] * (n - 1) + [True], walls
+    assert tab["context"].startswith(f"{n}th run of this cell: slower than the {WARM_RUNS} "
+                                     "warm runs before the change by "), tab["context"]
+    assert f"spark.sql.shuffle.partitions 8 → {SLOW_PARTITIONS}" in tab["context"]
+    assert tab["rows"][0]["warm_text"] == "cold" and tab["rows"][-1]["flag"] == "regression"
+    assert tab["high_ms"][-1] == pytest.approx(last["expected_high_ms"])
+    rows = {r["key"]: r for r in shown["tabs"]["summary"]["key_numbers"]}
+    assert rows["series"]["items"][0]["t"].startswith(f"{n}th run of this cell: slower")
+

@@ -47,13 +47,14 @@ def title_of(run: Run) -> str:
     return fmt.run_title(run)
 
 
-def bundle(run: Run, analysis: Analysis | None = None) -> dict[str, Any]:
+def bundle(run: Run, analysis: Analysis | None = None,
+           series: dict | None = None) -> dict[str, Any]:
     """MIME bundle for ``display(..., raw=True)``. ``analysis`` None: analyse here; if the
     analysis or the report's data fails, the fallback data with the reason (a measured cell
-    always shows something)."""
+    always shows something). ``series``: the cell's stored runs (History tab), if any."""
     try:
         a = analysis if analysis is not None else analyze(run)
-        data = report_data(a)
+        data = report_data(a, series) if series is not None else report_data(a)
         static = static_html(run, a)
     except Exception as exc:  # broad on purpose: a measured cell always shows something
         reason = f"report failed: {type(exc).__name__}: {exc}"

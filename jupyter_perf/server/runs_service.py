@@ -115,8 +115,20 @@ def list_runs(root: str | None, limit: str | None = None, offset: str | None = N
         total = store.count(text=q, notebook=notebook)
     except StoreError as exc:
         raise _store_error(exc) from exc
-    return {"runs": [_row(r, contents_root) for r in rows], "total": total,
-            "offset": off, "limit": lim}
+    lines = _sparklines(store, rows)
+    return {"runs": [_row(r, contents_root) | {"series": lines.get(r["run_id"])} for r in rows],
+            "total": total, "offset": off, "limit": lim}
+
+
+def _sparklines(store: RunStore, rows: list[dict[str, Any]]) -> dict[str, dict]:
+    """Each listed run's cell's wall times up to it, for the sidebar's sparkline
+    (``service/history.sparklines``: the one noise rule's flags); {} if they cannot be read."""
+    from ..service.history import sparklines
+
+    try:
+        return sparklines(store, rows)
+    except Exception:  # broad: a sparkline is an extra; the list answers without it
+        return {}
 
 
 def get_run(root: str | None, run_id: str, contents_root: str | None = None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ A's code and settings (B left out).
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Any
 
 import numpy as np
@@ -28,9 +29,9 @@ import pandas as pd
 
 from ..analysis.compare import config_diff, config_key, wall_split
 from ..analysis.components import BY_KEY, KEYS
-from ..analysis.series import Noise, change_points, is_cold, judge_series, learn, mark_warm
+from ..analysis.series import MIN_SEGMENT, Noise, change_points, is_cold, judge_series, learn, mark_warm
 from ..errors import JupyterPerfError
-from ..model import Run
+from ..model import Run, conform
 from ..store import RunStore, StoreError, default_store, index, rundir, valid_run_id
 
 #: How many runs of a cell a history reads (newest first).
@@ -49,12 +50,24 @@ def _fingerprint(value: Any) -> str:
     return hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
-def _light_run(meta: dict) -> Run:
-    """A Run with just what the settings fingerprint reads (no task data)."""
-    return Run(run_id=str(meta.get("run_id")), master=str(meta.get("master") or ""),
-               spark_version=str(meta.get("spark_version") or ""),
-               executors=pd.DataFrame(meta.get("executors") or []),
-               extra=dict(meta.get("extra") or {}))
+class _LightRun:
+    """What the settings fingerprint and diff (``analysis/compare.config_of``) read of a run:
+    master, Spark version, settings, the executors table and the slots, from run.json. Not a
+    Run: a Run conforms every one of its tables, which made a series of 100 runs take seconds."""
+
+    slots = Run.slots                       # the one rule, read from the executors table
+
+    def __init__(self, meta: dict):
+        self.run_id = str(meta.get("run_id"))
+        self.master = str(meta.get("master") or "")
+        self.spark_version = str(meta.get("spark_version") or "")
+        self.extra = dict(meta.get("extra") or {})
+        self.executors = conform("executors", pd.DataFrame(meta.get("executors") or []))
+
+
+def _light_run(meta: dict) -> _LightRun:
+    """Just what the settings fingerprint reads (no task data)."""
+    return _LightRun(meta)
 
 
 def _components(summary: Any, wall_ms: float) -> dict[str, float]:
@@ -77,29 +90,53 @@ def _components(summary: Any, wall_ms: float) -> dict[str, float]:
     return out
 
 
+#: What ``_row`` read from each run.json, by (run directory, its run.json's mtime and size): a
+#: run is written once, so a kernel or the server reads each old run's run.json once, not at
+#: every report or sidebar poll (the report's series and the sidebar's sparklines).
+_ROW_CACHE: dict[str, tuple[tuple[int, int], dict]] = {}
+_ROW_CACHE_MAX = 4096
+
+
 def _row(store: RunStore, index_row: dict) -> dict | None:
     try:
-        meta = rundir.read_meta(store.run_dir(index_row["run_id"]))
+        folder = store.run_dir(index_row["run_id"])
+        st = os.stat(os.path.join(folder, rundir.RUN_JSON))
+        stamp = (st.st_mtime_ns, st.st_size)
+        hit = _ROW_CACHE.get(folder)
+        if hit is not None and hit[0] == stamp:
+            meta_row = hit[1]
+        else:
+            meta_row = _meta_row(rundir.read_meta(folder))
+            if len(_ROW_CACHE) >= _ROW_CACHE_MAX:
+                _ROW_CACHE.clear()
+            _ROW_CACHE[folder] = (stamp, meta_row)
     except Exception:  # broad: a damaged or vanished run is left out of the series
         return None
+    wall = float(index_row.get("wall_ms") or 0.0)
+    start = meta_row["start_ms"] or float(index_row.get("created_ms") or 0.0)
+    row = {"run_id": index_row["run_id"], "start_ms": start, "wall_ms": wall,
+           "created_ms": float(index_row.get("created_ms") or 0.0),
+           "code": (index_row.get("source_hash") or "")[:12], "settings": meta_row["settings"],
+           "app_id": meta_row["app_id"], "executor_added_ms": meta_row["executor_added_ms"],
+           "label": index_row.get("label") or "", "status": index_row.get("status") or "ok",
+           "num_jobs": int(index_row.get("num_jobs") or 0), "_light": meta_row["_light"]}
+    row.update(meta_row["components"])
+    return row
+
+
+def _meta_row(meta: dict) -> dict:
+    """What a series needs of one run.json (no task data)."""
     light = _light_run(meta)
     ex = light.executors
     added = np.nan
-    if not ex.empty:
+    if not ex.empty and "executor_id" in ex and "add_ms" in ex:
         workers = ex[ex["executor_id"].astype(str) != "driver"]
         if len(workers):
             added = pd.to_numeric(workers["add_ms"], errors="coerce").max()
-    wall = float(index_row.get("wall_ms") or 0.0)
-    start = float(meta.get("start_ms") or 0.0) or float(index_row.get("created_ms") or 0.0)
-    conf = config_key(light)
-    row = {"run_id": index_row["run_id"], "start_ms": start, "wall_ms": wall,
-           "created_ms": float(index_row.get("created_ms") or 0.0),
-           "code": (index_row.get("source_hash") or "")[:12], "settings": _fingerprint(conf),
-           "app_id": str(meta.get("app_id") or ""), "executor_added_ms": added,
-           "label": index_row.get("label") or "", "status": index_row.get("status") or "ok",
-           "num_jobs": int(index_row.get("num_jobs") or 0), "_light": light}
-    row.update(_components(meta.get("summary"), wall))
-    return row
+    return {"start_ms": float(meta.get("start_ms") or 0.0),
+            "settings": _fingerprint(config_key(light)), "app_id": str(meta.get("app_id") or ""),
+            "executor_added_ms": added, "_light": light,
+            "components": _components(meta.get("summary"), 0.0)}
 
 
 # -- which runs are the cell's ------------------------------------------------------------------
@@ -298,3 +335,179 @@ def history_text(df: pd.DataFrame) -> str:
                      f"{fmt.ms(p['after_ms'])} ({p['shift']:+.0%}, medians of the warm runs "
                      "before and after)")
     return "\n".join(lines)
+
+
+# -- the series the report and the sidebar draw ---------------------------------------------------
+#: How many runs of the cell the report's History tab shows (around the run), and how many the
+#: sidebar's sparkline shows (ending at the row's run). The judgement reads up to
+#: :data:`SERIES_READ` of the cell's latest runs, as ``jp.history`` does up to HISTORY_RUNS.
+SERIES_SHOWN = 60
+SPARK_SHOWN = 20
+SERIES_READ = 120
+_FRAME_CACHE: dict[tuple, pd.DataFrame] = {}
+_FRAME_CACHE_MAX = 256
+
+
+def _noise_at(df: pd.DataFrame, i: int) -> Noise:
+    """The band run ``i`` was judged against (``judge_series``' rule: its own code and settings'
+    warm runs before it, else the latest earlier group that had enough)."""
+    seen: dict[Any, list[float]] = {}
+    latest = None
+    for j in range(i):
+        wall = float(df.at[j, "wall_ms"] or 0.0)
+        if is_cold(df.at[j, "warm"]) or wall <= 0:
+            continue
+        g = df.at[j, "group"]
+        seen.setdefault(g, []).append(wall)
+        if learn(seen[g]).known:
+            latest = g
+    own = learn(seen.get(df.at[i, "group"], []))
+    if own.known or latest is None or latest == df.at[i, "group"]:
+        return own
+    return learn(seen[latest])
+
+
+def _moved(prev: pd.Series, cur: pd.Series) -> list[tuple[str, float]]:
+    """The components that moved most between two runs (each at its run's parallelism, as the
+    history's columns; from run.json, no task data)."""
+    out = [("driver gaps", float(cur["driver_ms"]) - float(prev["driver_ms"]))]
+    out += [(BY_KEY[k].label, float(cur[f"{k}_ms"]) - float(prev[f"{k}_ms"])) for k in KEYS]
+    out = [(n, v) for n, v in out if np.isfinite(v) and abs(v) >= 0.5]
+    return sorted(out, key=lambda p: -abs(p[1]))[:3]
+
+
+def _series_frame_cached(store: RunStore, rows: list[dict]) -> pd.DataFrame:
+    """``series_frame`` with change points and cheap ``change`` words (settings, code, the
+    components that moved: no run is loaded), remembered by the runs it was made of."""
+    key = (store.root, tuple((r["run_id"], r.get("wall_ms"), r.get("status")) for r in rows))
+    hit = _FRAME_CACHE.get(key)
+    if hit is not None:
+        return hit
+    df = series_frame(store, rows)
+    df["change_point"] = False
+    df["change"] = ""
+    df["shift"] = np.nan
+    if len(df):
+        warm_idx = [i for i in df.index if not is_cold(df.at[i, "warm"])]
+        enough = len(warm_idx) >= 2 * MIN_SEGMENT       # else none (and no ruptures import)
+        for p in (change_points(df.loc[warm_idx, "wall_ms"].tolist()) if enough else []):
+            i = warm_idx[p["index"]]
+            df.at[i, "change_point"] = True
+            df.at[i, "shift"] = p["shift"]
+        prev = None
+        for i in df.index:
+            cur = df.loc[i]
+            if prev is not None and bool(cur["regression"] or cur["improvement"]
+                                         or cur["change_point"]):
+                words = _change(store, prev, cur, {}, decompose=False)
+                moved = _moved(prev, cur)
+                if moved:
+                    lead = (f"{_words(float(cur['wall_ms']) - float(prev['wall_ms']))} vs run "
+                            f"{prev['run_id']}: " + ", ".join(f"{n} {_words(v)}" for n, v in moved))
+                    words = "; ".join(w for w in (lead, words) if w)
+                df.at[i, "change"] = words
+            if not is_cold(cur["warm"]):
+                prev = cur
+    if len(_FRAME_CACHE) >= _FRAME_CACHE_MAX:
+        _FRAME_CACHE.clear()
+    _FRAME_CACHE[key] = df
+    return df
+
+
+def _flag(v: Any) -> bool | None:
+    return None if v is None or (isinstance(v, float) and np.isnan(v)) else bool(v)
+
+
+def cell_series(store: RunStore, run_row: dict, shown: int = SERIES_SHOWN,
+                read: int = SERIES_READ) -> dict | None:
+    """The series of ``run_row``'s cell as plain data for the report's History tab (columns of
+    the shown runs, oldest first, the run's position among them, the band it was judged
+    against); None when the store holds no other run of the cell. Reads the index and each
+    run's run.json once per process (never task data)."""
+    rows = cell_rows(store, run_row, read)
+    if len(rows) < 2:
+        return None
+    df = _series_frame_cached(store, rows)
+    hits = df.index[df["run_id"] == run_row.get("run_id")].tolist()
+    if len(df) < 2 or not hits:
+        return None
+    target = hits[0]
+    n = len(df)
+    start = max(0, min(target, n - shown))
+    part = df.iloc[start:start + shown]
+    noise = _noise_at(df, target)
+    cur = df.loc[target]
+    warm_before = int(sum(1 for j in range(target) if not is_cold(df.at[j, "warm"])
+                          and df.at[j, "wall_ms"] > 0))
+    return {
+        "run_id": str(cur["run_id"]), "index": int(target - start), "ordinal": int(target + 1),
+        "total": int(n), "first_ordinal": int(start + 1), "read_limit": int(read),
+        "warm_before": warm_before,
+        "runs": {
+            "run_id": part["run_id"].astype(str).tolist(),
+            "start_ms": part["start_ms"].astype(float).tolist(),
+            "wall_ms": part["wall_ms"].astype(float).tolist(),
+            "warm": [_flag(v) for v in part["warm"]],
+            "cold_reason": part["cold_reason"].astype(str).tolist(),
+            "low_ms": part["expected_low_ms"].astype(float).tolist(),
+            "high_ms": part["expected_high_ms"].astype(float).tolist(),
+            "basis": part["basis"].astype(str).tolist(),
+            "regression": part["regression"].astype(bool).tolist(),
+            "improvement": part["improvement"].astype(bool).tolist(),
+            "change_point": part["change_point"].astype(bool).tolist(),
+            "shift": part["shift"].astype(float).tolist(),
+            "change": part["change"].astype(str).tolist(),
+            "same": ((part["code"] == cur["code"]) & (part["settings"] == cur["settings"])
+                     ).astype(bool).tolist(),
+        },
+        "judged": {"basis": str(cur["basis"]), "warm": _flag(cur["warm"]),
+                   "cold_reason": str(cur["cold_reason"]),
+                   "regression": bool(cur["regression"]),
+                   "improvement": bool(cur["improvement"]),
+                   "more_runs_needed": int(cur["more_runs_needed"]),
+                   "change": str(cur["change"])},
+        "noise": noise.as_dict(),
+    }
+
+
+def report_series(run: Run, store: RunStore | None = None) -> dict | None:
+    """:func:`cell_series` of a stored run (the kernel's report); None when it has no earlier
+    run of its cell, or the store cannot say (the report never fails for its history)."""
+    try:
+        store = store or default_store()
+        row = store.get(run.run_id) if valid_run_id(run.run_id) else None
+        return cell_series(store, row) if row is not None else None
+    except Exception:  # broad: the history is an extra; the report shows without it
+        return None
+
+
+def sparklines(store: RunStore, rows: list[dict], shown: int = SPARK_SHOWN) -> dict[str, dict]:
+    """Per listed run (index rows): its cell's wall times up to it (the last ``shown``),
+    oldest first, with the flags; the cell's series is judged once for all its listed runs."""
+    out: dict[str, dict] = {}
+    done: dict[str, pd.DataFrame] = {}
+    for r in rows:
+        rid = r.get("run_id")
+        if not rid or rid in out:
+            continue
+        try:
+            df = next((f for f in done.values() if (f["run_id"] == rid).any()), None)
+            if df is None:
+                df = _series_frame_cached(store, cell_rows(store, r, SERIES_READ))
+                done[rid] = df
+            hits = df.index[df["run_id"] == rid].tolist()
+        except Exception:  # broad: a sparkline is an extra; the row is listed without it
+            continue
+        if len(df) < 2 or not hits:
+            continue
+        end = hits[0] + 1
+        part = df.iloc[max(0, end - shown):end]
+        if len(part) < 2:
+            continue
+        out[rid] = {"run_id": part["run_id"].astype(str).tolist(),
+                    "wall_ms": part["wall_ms"].astype(float).tolist(),
+                    "cold": [is_cold(v) for v in part["warm"]],
+                    "regression": part["regression"].astype(bool).tolist(),
+                    "improvement": part["improvement"].astype(bool).tolist(),
+                    "change_point": part["change_point"].astype(bool).tolist()}
+    return out

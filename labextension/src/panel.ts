@@ -17,6 +17,8 @@ import {
   runMeta,
   runTitle,
   runTooltip,
+  sparkline,
+  sparklineElement,
   statusText,
   verdictBadge
 } from './row';
@@ -341,6 +343,10 @@ export class SparkRunsPanel extends Widget {
 
     const top = el('div', 'jp-perf-run-top');
     top.appendChild(el('span', 'jp-perf-run-title', runTitle(row)));
+    const spark = sparkline(row.series);
+    if (spark) {
+      top.appendChild(sparklineElement(spark, document));
+    }
     const badge = verdictBadge(row);
     if (badge) {
       const b = el(

@@ -10,7 +10,7 @@ import {
   pyFixed
 } from './format';
 
-import { IRunRow, ITopOperator } from './types';
+import { IRunRow, IRunSeries, ITopOperator } from './types';
 
 /**
  * The run's title, `jupyter_perf/fmt.py` `run_title`'s rule: its label, else the
@@ -157,4 +157,132 @@ export function runTooltip(row: IRunRow): string {
     row.verdict || ''
   ];
   return lines.filter(s => s).join('\n');
+}
+
+/** One dot of a sparkline: where it sits and what the run was. */
+export interface ISparkDot {
+  cx: number;
+  cy: number;
+  /** 'regression' | 'improvement' | 'cold' | 'run' */
+  kind: string;
+  last: boolean;
+}
+
+/** A sparkline as numbers (the panel draws it as SVG: `sparklineElement`). */
+export interface ISparkline {
+  width: number;
+  height: number;
+  /** the polyline's points, "x,y x,y …" */
+  points: string;
+  dots: ISparkDot[];
+  /** the newest run's dot is red: it is a flagged regression */
+  regression: boolean;
+  title: string;
+}
+
+export const SPARK_WIDTH = 56;
+export const SPARK_HEIGHT = 14;
+
+/**
+ * The wall-time sparkline of a row's cell (`GET runs` `series`, this run
+ * last): one point per run, higher = slower, scaled between the series' least
+ * and greatest wall time; dots for flagged runs, and for this run (red when
+ * the noise rule flagged it a regression). null without at least two runs.
+ */
+export function sparkline(
+  series: IRunSeries | null | undefined
+): ISparkline | null {
+  const walls = (series?.wall_ms ?? []).map(Number);
+  const n = walls.length;
+  if (!series || n < 2 || walls.some(w => !Number.isFinite(w))) {
+    return null;
+  }
+  const pad = 2;
+  const lo = Math.min(...walls);
+  const hi = Math.max(...walls);
+  const w = SPARK_WIDTH - 2 * pad;
+  const hgt = SPARK_HEIGHT - 2 * pad;
+  const xs = walls.map((_, i) => pad + (w * i) / (n - 1));
+  const ys = walls.map(v =>
+    hi > lo ? pad + hgt * (1 - (v - lo) / (hi - lo)) : SPARK_HEIGHT / 2
+  );
+  const r2 = (v: number) => Math.round(v * 100) / 100;
+  const kind = (i: number): string =>
+    series.regression[i]
+      ? 'regression'
+      : series.improvement[i]
+        ? 'improvement'
+        : series.cold[i]
+          ? 'cold'
+          : 'run';
+  const dots: ISparkDot[] = [];
+  for (let i = 0; i < n; i++) {
+    const last = i === n - 1;
+    if (last || kind(i) === 'regression' || kind(i) === 'improvement') {
+      dots.push({ cx: r2(xs[i]), cy: r2(ys[i]), kind: kind(i), last });
+    }
+  }
+  const regression = !!series.regression[n - 1];
+  const flagged = series.regression.filter(x => x).length;
+  const title =
+    `wall time of this cell's last ${n} runs (measured): ` +
+    `${formatDuration(lo)}–${formatDuration(hi)}; this run ${formatDuration(walls[n - 1])}` +
+    (regression
+      ? ', a regression (beyond the noise of the warm runs before it)'
+      : series.improvement[n - 1]
+        ? ', an improvement (beyond the noise of the warm runs before it)'
+        : '') +
+    (flagged && !regression ? `; ${formatCount(flagged, 'regression')}` : '');
+  return {
+    width: SPARK_WIDTH,
+    height: SPARK_HEIGHT,
+    points: xs.map((x, i) => `${r2(x)},${r2(ys[i])}`).join(' '),
+    dots,
+    regression,
+    title
+  };
+}
+
+const SPARK_COLORS: Record<string, string> = {
+  regression: '#d62728',
+  improvement: '#2ca02c',
+  cold: '#9e9e9e',
+  run: '#616161'
+};
+
+/** The sparkline as an `<svg>` (numbers only; no user text goes in). */
+export function sparklineElement(
+  spark: ISparkline,
+  doc: Document = document
+): SVGSVGElement {
+  const NS = 'http://www.w3.org/2000/svg';
+  const svg = doc.createElementNS(NS, 'svg');
+  svg.setAttribute('class', 'jp-perf-sparkline');
+  svg.setAttribute('width', String(spark.width));
+  svg.setAttribute('height', String(spark.height));
+  svg.setAttribute('viewBox', `0 0 ${spark.width} ${spark.height}`);
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', spark.title);
+  svg.dataset.regression = spark.regression ? '1' : '0';
+  const title = doc.createElementNS(NS, 'title');
+  title.textContent = spark.title;
+  const line = doc.createElementNS(NS, 'polyline');
+  line.setAttribute('points', spark.points);
+  line.setAttribute('fill', 'none');
+  line.setAttribute('stroke', '#9e9e9e');
+  line.setAttribute('stroke-width', '1');
+  svg.append(title, line);
+  for (const d of spark.dots) {
+    const c = doc.createElementNS(NS, 'circle');
+    c.setAttribute('cx', String(d.cx));
+    c.setAttribute('cy', String(d.cy));
+    c.setAttribute('r', d.last ? '2.2' : '1.6');
+    c.setAttribute('fill', SPARK_COLORS[d.kind] ?? SPARK_COLORS.run);
+    c.setAttribute('class', `jp-perf-spark-dot jp-perf-spark-${d.kind}`);
+    if (d.last) {
+      c.dataset.last = '1';
+    }
+    svg.append(c);
+  }
+  return svg;
 }

@@ -47,7 +47,9 @@ export function pageSignature(page: IRunsPage): string {
       r.verdict_headline,
       r.top_operator,
       r.label,
-      r.wall_ms
+      r.wall_ms,
+      // the sparkline: the cell's runs up to this one and the newest's flag
+      r.series ? [r.series.run_id.length, r.series.regression.join()] : null
     ])
   ]);
 }

@@ -29,6 +29,22 @@ export interface IRunRow {
   verdict_headline?: string | null;
   /** The name of the SQL operator with the most task time; null without SQL. */
   top_operator?: string | null;
+  /**
+   * The run's cell's wall times up to this run (oldest first, this run last)
+   * and the noise rule's flags (service/history.py `sparklines`); null when
+   * the store holds no earlier run of the cell.
+   */
+  series?: IRunSeries | null;
+}
+
+/** `series` of a `GET runs` row: one entry per run of the cell, this run last. */
+export interface IRunSeries {
+  run_id: string[];
+  wall_ms: number[];
+  cold: boolean[];
+  regression: boolean[];
+  improvement: boolean[];
+  change_point: boolean[];
 }
 
 /** `summary.top_operator` of `GET runs/{id}`: the analysis' most expensive operator. */

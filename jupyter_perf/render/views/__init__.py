@@ -50,13 +50,14 @@ class ViewContext:
     arrays: dict[str, np.ndarray]      # payload.build: per-task arrays, dispatch order
     meta: dict                         # payload.build: their meta
     extras: dict                       # payload.build: pos (task row -> array position), ...
+    series: dict | None = None         # service/history.cell_series: the cell's runs, or None
 
     @classmethod
-    def of(cls, a: Analysis) -> "ViewContext":
+    def of(cls, a: Analysis, series: dict | None = None) -> "ViewContext":
         tl = a.timeline
         lanes = assign_lanes(a.run, tl.launch, tl.duration)
         arrays, meta, extras = task_payload.build(a, lanes)
-        return cls(a, a.summary(), lanes, arrays, meta, extras)
+        return cls(a, a.summary(), lanes, arrays, meta, extras, series)
 
 
 def _narrow(values: np.ndarray) -> np.ndarray:
@@ -122,14 +123,16 @@ def header(run: Run, a: Analysis | None) -> dict:
 
 @functools.lru_cache(maxsize=None)
 def _tabs():
-    from . import memory, profile, query, stages, stragglers, summary, timeline, whatif
+    from . import memory, profile, query, series, stages, stragglers, summary, timeline, whatif
     return {"summary": summary, "query": query, "timeline": timeline, "stages": stages,
-            "stragglers": stragglers, "whatif": whatif, "memory": memory, "profile": profile}
+            "stragglers": stragglers, "whatif": whatif, "memory": memory, "profile": profile,
+            "history": series}
 
 
-def report_data(a: Analysis) -> dict:
-    """The whole report's data (see the module docstring)."""
-    ctx = ViewContext.of(a)
+def report_data(a: Analysis, series: dict | None = None) -> dict:
+    """The whole report's data (see the module docstring); ``series``: the cell's runs
+    (``service/history.cell_series``) for the History tab and the Summary's context line."""
+    ctx = ViewContext.of(a, series)
     tabs = {key: part for key, mod in _tabs().items() if (part := mod.data(a, ctx)) is not None}
     return {"format": DATA_FORMAT, "run_id": str(a.run.run_id), "header": header(a.run, a),
             "tabs": jsonable(tabs),

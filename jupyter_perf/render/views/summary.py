@@ -24,6 +24,7 @@ from ...analysis.components import BY_KEY, COMPONENTS
 from ...model import Run
 from ..advice import ready_cell
 from ..style import ESTIMATED_HATCH
+from .series import with_context
 
 
 def num(value: Any, f: str, key: str) -> dict:
@@ -216,7 +217,7 @@ def data(a: Analysis, ctx) -> dict:
         "warnings": [str(w) for w in (s.get("warnings") or [])],
         "breakdown": breakdown_segments(s["breakdown"]),
         "legend": legend_colors(),
-        "key_numbers": key_numbers(a, s),
+        "key_numbers": with_context(key_numbers(a, s), getattr(ctx, "series", None)),
         "jobs": job_rows(a, s) if len(run.jobs) else [],
         "source": run.source or "",
     }

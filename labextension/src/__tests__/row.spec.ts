@@ -5,11 +5,14 @@ import {
   runSubtitle,
   runTitle,
   runTooltip,
+  sparkline,
+  SPARK_HEIGHT,
+  SPARK_WIDTH,
   statusText,
   verdictBadge
 } from '../row';
 
-import { IRunRow } from '../types';
+import { IRunRow, IRunSeries } from '../types';
 
 import textVectors from '../../../tests/render/text_vectors.json';
 
@@ -171,5 +174,84 @@ describe('operatorLine', () => {
     expect(line.text).toBe('top: Sort');
     expect(operatorLine(row({ top_operator: null }))).toBeNull();
     expect(operatorLine(row({ top_operator: '  ' }), null)).toBeNull();
+  });
+});
+
+describe('sparkline', () => {
+  const series = (walls: number[], flags: Partial<IRunSeries> = {}) => ({
+    run_id: walls.map((_, i) => `r${i}`),
+    wall_ms: walls,
+    cold: walls.map(() => false),
+    regression: walls.map(() => false),
+    improvement: walls.map(() => false),
+    change_point: walls.map(() => false),
+    ...flags
+  });
+
+  it('needs two runs', () => {
+    expect(sparkline(null)).toBeNull();
+    expect(sparkline(undefined)).toBeNull();
+    expect(sparkline(series([1000]))).toBeNull();
+    expect(sparkline(series([1000, NaN]))).toBeNull();
+  });
+
+  it('puts slower runs higher, oldest left, this run last', () => {
+    const s = sparkline(series([1000, 2000, 1500]))!;
+    expect(s.width).toBe(SPARK_WIDTH);
+    expect(s.height).toBe(SPARK_HEIGHT);
+    const pts = s.points.split(' ').map(p => p.split(',').map(Number));
+    expect(pts).toHaveLength(3);
+    expect(pts[0][0]).toBeLessThan(pts[1][0]);
+    expect(pts[1][0]).toBeLessThan(pts[2][0]);
+    // SVG y grows downwards: the slowest (2 s) is at the top, the fastest at the bottom
+    expect(pts[1][1]).toBeLessThan(pts[2][1]);
+    expect(pts[2][1]).toBeLessThan(pts[0][1]);
+    expect(
+      pts.every(
+        ([x, y]) => x >= 0 && x <= SPARK_WIDTH && y >= 0 && y <= SPARK_HEIGHT
+      )
+    ).toBe(true);
+    // only this run gets a dot when nothing is flagged, and it is not red
+    expect(s.dots).toEqual([
+      { cx: pts[2][0], cy: pts[2][1], kind: 'run', last: true }
+    ]);
+    expect(s.regression).toBe(false);
+    expect(s.title).toBe(
+      "wall time of this cell's last 3 runs (measured): 1.00 s–2.00 s; this run 1.50 s"
+    );
+  });
+
+  it("makes the newest run's dot red when it is a flagged regression", () => {
+    const s = sparkline(
+      series([1000, 1010, 990, 4000], {
+        regression: [false, false, false, true]
+      })
+    )!;
+    expect(s.regression).toBe(true);
+    const last = s.dots.find(d => d.last)!;
+    expect(last.kind).toBe('regression');
+    expect(s.title).toContain(', a regression (beyond the noise');
+  });
+
+  it('marks earlier flagged runs but keeps this run plain when it is not flagged', () => {
+    const s = sparkline(
+      series([1000, 4000, 1000], {
+        regression: [false, true, false],
+        cold: [true, false, false]
+      })
+    )!;
+    expect(s.regression).toBe(false);
+    expect(s.dots.map(d => [d.kind, d.last])).toEqual([
+      ['regression', false],
+      ['run', true]
+    ]);
+    expect(s.title).toContain('; 1 regression');
+  });
+
+  it('draws a flat line through the middle when every run took the same', () => {
+    const s = sparkline(series([500, 500]))!;
+    expect(s.points).toBe(
+      `2,${SPARK_HEIGHT / 2} ${SPARK_WIDTH - 2},${SPARK_HEIGHT / 2}`
+    );
   });
 });

@@ -47,6 +47,31 @@ describe('RunsListModel', () => {
     expect(answer(m, changed)).toBe(true);
   });
 
+  it("notices a run's sparkline changing (its flag, or more runs of its cell)", () => {
+    const m = new RunsListModel(50);
+    const line = (regression: boolean[]) => ({
+      run_id: regression.map((_, i) => `r${i}`),
+      wall_ms: regression.map(() => 1000),
+      cold: regression.map(() => false),
+      regression,
+      improvement: regression.map(() => false),
+      change_point: regression.map(() => false)
+    });
+    const first = page(['a'], 1);
+    first.runs[0].series = line([false, false]);
+    expect(answer(m, first)).toBe(true);
+    const same = page(['a'], 1);
+    same.runs[0].series = line([false, false]);
+    expect(answer(m, same)).toBe(false); // a quiet poll
+    const flagged = page(['a'], 1);
+    flagged.runs[0].series = line([false, true]);
+    expect(answer(m, flagged)).toBe(true);
+    expect(m.state.rows[0].series?.regression).toEqual([false, true]);
+    const none = page(['a'], 1);
+    none.runs[0].series = null;
+    expect(answer(m, none)).toBe(true);
+  });
+
   it('pages through thousands of runs one page at a time', () => {
     const m = new RunsListModel(50);
     const ids = (offset: number) =>

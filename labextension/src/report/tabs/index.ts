@@ -1,5 +1,6 @@
 /** The report's tabs, in the order the tab bar shows them. */
 import { ITab } from '../types';
+import { historyTab } from './history';
 import { memoryTab } from './memory';
 import { profileTab } from './profile';
 import { queryTab } from './query';
@@ -17,5 +18,6 @@ export const TABS: ITab[] = [
   stragglersTab,
   whatifTab,
   memoryTab,
-  profileTab
+  profileTab,
+  historyTab
 ];

@@ -235,9 +235,9 @@ def _choose(shares: dict[str, float], gap_share: float, ev: Evidence) -> tuple[s
         "gc": (shares.get("gc", 0.0) >= GC_SHARE, shares.get("gc", 0.0)),
         # Time on a core and time waiting for one (this application's own threads: other
         # processes' part is context, left out) are one demand for CPU, named by the larger
-        # part only where the wait dwarfs it (OVERSUBSCRIBED). Otherwise the split between the two, which follows how many of its own
-        # threads were runnable at each sample, would flip the verdict between runs of the
-        # same query (issue U3).
+        # part only where the wait dwarfs it (OVERSUBSCRIBED). Otherwise the split between
+        # the two, which follows how many of its own threads were runnable at each sample,
+        # would flip the verdict between runs of the same query (issue U3).
         "cpu": (demand >= DOMINANT, demand),
         "other_wait": (shares.get("other_wait", 0.0) >= DOMINANT, shares.get("other_wait", 0.0)),
         "overhead": (shares.get("overhead", 0.0) >= DOMINANT, shares.get("overhead", 0.0)),

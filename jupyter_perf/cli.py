@@ -154,6 +154,10 @@ def _text_summary(s: dict, run_id: str | None) -> str:
                      f"{fmt.ms(w.get('no_gc_ms'))}, no stragglers {fmt.ms(w.get('no_stragglers_ms'))}, "
                      f"2x slots {fmt.ms(w.get('slots_x2_ms'))}; model error "
                      f"{(w.get('model_error') or 0):.1%}")
+    memory = s.get("memory") or {}
+    if memory.get("sizing_line"):
+        kind = memory.get("sizing_kind") if memory.get("sizing") else None
+        lines.append(f"memory: {memory['sizing_line']}" + (f" ({kind})" if kind else ""))
     for warning in s.get("warnings") or []:
         lines.append(f"warning: {warning}")
     if run_id:

@@ -33,6 +33,7 @@ def test_analyze_saves_then_runs_report_and_delete(apps, capsys, tmp_path):
     code, out, _ = cli(capsys, "analyze", apps["retry"])
     assert code == 0
     assert "verdict: " in out and "task attempts on 2 slots" in out and "what-if: " in out
+    assert "\nmemory: " in out                      # the sizing line (or "No sizing change")
     run_id = out.strip().splitlines()[-1].split()[3].rstrip(":")
     code, out, _ = cli(capsys, "runs", "--limit", "5")
     assert code == 0 and run_id in out and "eventlog" in out
@@ -101,3 +102,16 @@ def test_runs_lists_durations_as_the_report_writes_them(capsys, jp_home):
     assert code == 0
     [line] = [line for line in out.splitlines() if run.run_id in line]
     assert f" {fmt.ms(run.wall_ms)} " in line and "formatted" in line
+
+
+def test_text_output_prints_the_memory_sizing_line():
+    """The sizing line of summary()["memory"] with its kind; a spill's answer is estimated."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "analysis"))
+    from test_advice_effective import spill_run
+
+    from jupyter_perf.cli import _text_summary
+
+    s = jp.analyze(spill_run()).summary()
+    line = next(x for x in _text_summary(s, None).splitlines() if x.startswith("memory: "))
+    assert line == f"memory: {s['memory']['sizing_line']} (estimated)"
+    assert "spark.driver.memory=2g" in line

@@ -3,8 +3,11 @@ cause, settings}``.
 
 Operator hints come from the measured plan (``analysis/operators.py``): a setting and a value
 computed from the run's own numbers, and ``predicted_ms`` where the what-if can compute the
-effect (else ``None``, and the text says "suggestion, not simulated"). Cause hints (the
-verdict's) follow, with the what-if of their cause where there is one.
+effect (else ``None``, and the text says "suggestion, not simulated"). Memory advice (a
+spill, the heap, Python workers' overhead, the driver) is ``analysis/memory.py``'s sizing,
+the same hint dicts with ``evidence`` and ``kind``: ``Analysis.hints`` puts it after the
+operators' hints. Cause hints (the verdict's) follow, with the what-if of their cause where
+there is one; :func:`one_per_setting` keeps one hint per setting.
 
 **Advice only when it changes something** (issue W2): every value a hint proposes is compared
 with the setting's *effective* value in the run — the session's conf the collector recorded
@@ -101,12 +104,22 @@ def default_value(key: str, version: Any) -> str | None:
     return value
 
 
+def _property(run: Any, key: str) -> str | None:
+    """``key`` in the application's settings a whole-application run keeps (an event log's or
+    the History Server's ``run.extra["properties"]``: ``collect/fields.KEPT_PROPERTIES``)."""
+    props = (getattr(run, "extra", None) or {}).get("properties") or {}
+    if isinstance(props, dict) and props.get(key) not in (None, ""):
+        return str(props[key])
+    return None
+
+
 def effective(run: Any, key: str) -> str | None:
-    """The value ``key`` had in the run: the session's, else Spark's default for its version."""
+    """The value ``key`` had in the run: the session's, else the application's (event log,
+    History Server), else Spark's default for its version."""
     conf = spark_conf(run)
     if key in conf and "redacted" not in conf[key].lower():
         return conf[key]
-    return default_value(key, getattr(run, "spark_version", ""))
+    return _property(run, key) or default_value(key, getattr(run, "spark_version", ""))
 
 
 def as_bytes(value: Any, key: str = "") -> float | None:
@@ -150,6 +163,8 @@ def effective_text(run: Any, key: str) -> str:
     value = effective(run, key)
     if key in conf:
         return f"{value} (set in the session)"
+    if _property(run, key) is not None:
+        return f"{value} (the application's setting)"
     version = getattr(run, "spark_version", "") or "this version"
     return f"{value} (Spark {version}'s default)"
 
@@ -192,7 +207,7 @@ def size_text(nbytes: float) -> str:
     return f"{max(1, int(nbytes))}b"
 
 
-def _int_value(value: Any, default: int) -> int:
+def int_value(value: Any, default: int) -> int:
     try:
         return int(float(str(value)))
     except (TypeError, ValueError):
@@ -216,7 +231,7 @@ def shuffle_partitions(run: Run, nodes: dict, slots: int) -> list[dict]:
         if best is None or written > best.metric("shuffle bytes written"):
             by_exec[n.execution_id] = n
     key = "spark.sql.shuffle.partitions"
-    conf_parts = _int_value(effective(run, key), 200)
+    conf_parts = int_value(effective(run, key), 200)
     aqe = is_true(effective(run, "spark.sql.adaptive.enabled"))
     coalesce = aqe and is_true(effective(run, "spark.sql.adaptive.coalescePartitions.enabled"))
     for n in by_exec.values():
@@ -383,64 +398,6 @@ def skew_other(run: Run, nodes: dict, table: pd.DataFrame, skew: dict | None) ->
     return []
 
 
-def memory_per_core(run: Run, table: pd.DataFrame) -> list[dict]:
-    """An operator spilled: the memory its tasks needed against what they had. Proposes
-    restoring ``spark.memory.fraction`` where the session lowered it, else a bigger heap,
-    else (the heap is already that big) more, smaller partitions."""
-    if table.empty:
-        return []
-    spilled = table[pd.to_numeric(table["spill_bytes"], errors="coerce").fillna(0) > 0]
-    if spilled.empty:
-        return []
-    ex = run.executors
-    local = not (ex["executor_id"].astype(str) != "driver").any() if len(ex) else True
-    workers = ex if local else ex[ex["executor_id"].astype(str) != "driver"]
-    cores = pd.to_numeric(workers["total_cores"], errors="coerce").fillna(0)
-    core_count = int(cores[cores > 0].max()) if (cores > 0).any() else max(run.slots, 1)
-    setting = "spark.driver.memory" if local else "spark.executor.memory"
-    heap_now = as_bytes(effective(run, setting), setting) or GiB
-    frac_key = "spark.memory.fraction"
-    fraction = float(effective(run, frac_key) or MEMORY_FRACTION)
-    default_fraction = float(default_value(frac_key, run.spark_version) or MEMORY_FRACTION)
-    out = []
-    t = run.tasks
-    for rec in spilled.head(1).to_dict("records"):
-        tasks = t[t["stage_id"].isin(rec["stage_ids"])]
-        need = float((tasks["peak_execution_memory_bytes"] + tasks["memory_spilled_bytes"]).max()) \
-            if len(tasks) else float(rec["spill_bytes"])
-        label = f"{rec['name']} (#{rec['node_id']})"
-        per_task_now = max(heap_now - RESERVED, 0.0) * fraction / core_count
-        evidence = (f"{label} spilled {fmt.nbytes(rec['spill_bytes'])} to disk; its tasks needed "
-                    f"up to {fmt.nbytes(need)} of execution memory each, about "
-                    f"{fmt.nbytes(per_task_now)} per task now ({setting} "
-                    f"{effective_text(run, setting)}, {frac_key} {fraction:g}, {core_count} "
-                    f"concurrent task{'s' if core_count != 1 else ''})")
-        if fraction < default_fraction and \
-                need * core_count / default_fraction + RESERVED <= heap_now:
-            out.append(hint(label, f"{evidence}. The session lowered {frac_key}; "
-                            f"{frac_key}={default_fraction:g} (its default) holds that in the "
-                            f"heap it has. {NOT_SIMULATED}", frac_key, f"{default_fraction:g}"))
-            continue
-        heap = need * core_count / fraction + RESERVED
-        gb = max(1, math.ceil(heap / GiB))
-        if gb * GiB > heap_now:
-            out.append(hint(label, f"{evidence}. {setting}={gb}g would hold that (or use more, "
-                            f"smaller partitions). {NOT_SIMULATED}", setting, f"{gb}g"))
-            continue
-        parts = int(tasks["index"].nunique()) if len(tasks) else 1
-        more = max(parts + 1, math.ceil(parts * need / max(per_task_now, 1.0)))
-        key = "spark.sql.shuffle.partitions"
-        if parts == _int_value(effective(run, key), 200) and changes(run, key, more):
-            out.append(hint(label, f"{evidence}. The heap is big enough in total; split the work "
-                            f"finer: {key}={more} (now {effective_text(run, key)}). "
-                            f"{NOT_SIMULATED}", key, str(more)))
-        else:
-            out.append(hint(label, f"{evidence}. The heap is big enough in total; split the work "
-                            f"finer: about {more} partitions instead of {parts} (repartition "
-                            f"before the operator). {NOT_SIMULATED}"))
-    return out
-
-
 def udf_name(description: str) -> str:
     """The Python function a Python evaluation node calls ("slow_bucket" of
     ``BatchEvalPython [slow_bucket(id#0L)#5], [pythonUDF0#12]``); '' when unnamed."""
@@ -492,7 +449,21 @@ def operator_hints(run: Run, nodes: dict, table: pd.DataFrame, notes: list[str],
         return []
     return (skew_join(run, nodes, table, notes, skew) + skew_other(run, nodes, table, skew)
             + broadcast_threshold(run, nodes, table) + shuffle_partitions(run, nodes, run.slots)
-            + memory_per_core(run, table) + python_udf(run, nodes, table))
+            + python_udf(run, nodes, table))
+
+
+def one_per_setting(hints: list[dict]) -> list[dict]:
+    """Never two hints for one setting: a hint proposing a setting an earlier hint already
+    proposes is left out (the earlier one wins; hints without a setting all stay)."""
+    seen: set[str] = set()
+    out = []
+    for h in hints:
+        keys = {k for k, _ in h.get("settings") or []}
+        if keys & seen:
+            continue
+        seen |= keys
+        out.append(h)
+    return out
 
 
 def cause_hints(verdict_hints: list[dict], whatif: dict) -> list[dict]:

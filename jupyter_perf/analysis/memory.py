@@ -35,13 +35,17 @@ from .. import fmt
 from ..model import PEAK_MEMORY_COLUMNS, Run
 from .hints import (
     MEMORY_FRACTION,
+    NOT_SIMULATED,
     RESERVED,
     GiB,
     MiB,
     as_bytes,
+    changes,
     default_value,
+    effective,
+    effective_text,
     hint,
-    spark_conf,
+    int_value,
 )
 
 NEAR_LIMIT = 0.9          # a peak at or above 90 % of its limit "approached" it
@@ -88,14 +92,8 @@ LABELS = {
 
 def conf_value(run: Run, key: str) -> str | None:
     """``key`` as the run had it: the session's conf, the event log's properties, else
-    Spark's default for its version (``hints.DEFAULTS``)."""
-    conf = spark_conf(run)
-    if key in conf and "redacted" not in conf[key].lower():
-        return conf[key]
-    props = (run.extra or {}).get("properties") or {}
-    if isinstance(props, dict) and props.get(key) not in (None, ""):
-        return str(props[key])
-    return default_value(key, run.spark_version)
+    Spark's default for its version (``hints.effective``: the one rule)."""
+    return effective(run, key)
 
 
 def _bytes_conf(run: Run, key: str) -> float | None:
@@ -313,7 +311,7 @@ def _cores(run: Run, local: bool) -> int:
     return int(cores[cores > 0].max()) if (cores > 0).any() else max(int(run.slots), 1)
 
 
-def _sized(setting: str, value: str, text: str, evidence: str, kind: str,
+def _sized(setting: str | None, value: str | None, text: str, evidence: str, kind: str,
            operator: str | None = None, stage: tuple[int, int] | None = None) -> dict:
     out = hint(operator, text, setting, value)
     out.update(evidence=evidence, kind=kind,
@@ -321,59 +319,106 @@ def _sized(setting: str, value: str, text: str, evidence: str, kind: str,
     return out
 
 
-def spill_sizing(run: Run, stages: pd.DataFrame, local: bool) -> list[dict]:
-    """Where tasks spilled: the heap (estimated) in which the spilling stage's tasks would
-    have held their data, named by stage and operator."""
+def spilled_operator(run: Run, stages: pd.DataFrame, operators: pd.DataFrame | None,
+                     sid: int, att: int) -> tuple[str, str]:
+    """(hint operator "Name (#id)", the label the text names) of the operator that spilled in
+    stage ``sid``: the one with Spark's spill metric there (most task time first), else the
+    stage's operator that holds memory; ('', '') when no plan names one."""
+    if operators is not None and len(operators):
+        ran = [r for r in operators.to_dict("records") if int(sid) in (r.get("stage_ids") or [])]
+        spilled = [r for r in ran if (pd.to_numeric(r.get("spill_bytes"), errors="coerce") or 0) > 0]
+        held = [r for r in ran if operator_kind(r.get("name"))]
+        for rec in spilled or held[:1]:
+            return f"{rec['name']} (#{rec['node_id']})", str(rec.get("label") or rec["name"])
+    row = stages[(stages["stage_id"] == sid) & (stages["attempt"] == att)] if len(stages) \
+        else stages
+    label = str(row["operator"].iloc[0]) if len(row) and row["operator"].iloc[0] else ""
+    return label, label
+
+
+def spill_sizing(run: Run, stages: pd.DataFrame, local: bool,
+                 operators: pd.DataFrame | None = None) -> list[dict]:
+    """Where tasks spilled (estimated): the memory the spilling stage's tasks needed against
+    what each had, named by stage and operator. In this order, the first that changes
+    something: restore ``spark.memory.fraction`` where the session lowered it and the default
+    holds the tasks' data in the heap it has; else the heap that holds it
+    (``spark.executor.memory``, ``spark.driver.memory`` on a local master); else (the heap is
+    that big already: the pool was shared) more, smaller partitions —
+    ``spark.sql.shuffle.partitions`` when the stage had that many, else in the code."""
     t = run.tasks
     if t.empty:
         return []
     spilled = t[(t["memory_spilled_bytes"] > 0) | (t["disk_spilled_bytes"] > 0)]
     if spilled.empty:
         return []
-    by_stage = spilled.groupby(["stage_id", "stage_attempt"])["memory_spilled_bytes"].sum()
-    (sid, att) = by_stage.idxmax()
+    by_stage = spilled.groupby(["stage_id", "stage_attempt"])[
+        ["memory_spilled_bytes", "disk_spilled_bytes"]].sum()
+    (sid, att) = by_stage.sort_values(["memory_spilled_bytes", "disk_spilled_bytes"],
+                                      kind="stable").index[-1]
     mine = spilled[(spilled["stage_id"] == sid) & (spilled["stage_attempt"] == att)]
     need = float((mine["peak_execution_memory_bytes"] + mine["memory_spilled_bytes"]).max())
     setting = "spark.driver.memory" if local else "spark.executor.memory"
     heap_now = _bytes_conf(run, setting) or GiB
-    fraction = float(conf_value(run, "spark.memory.fraction") or MEMORY_FRACTION)
+    frac_key = "spark.memory.fraction"
+    fraction = float(conf_value(run, frac_key) or MEMORY_FRACTION)
     cores = _cores(run, local)
+    per_task_now = max(heap_now - RESERVED, 0.0) * fraction / cores
     heap = max(need * cores / fraction + RESERVED, MIN_HEAP)
     value = round_up_size(heap)
-    row = stages[(stages["stage_id"] == sid) & (stages["attempt"] == att)] if len(stages) \
-        else stages
-    operator = str(row["operator"].iloc[0]) if len(row) and row["operator"].iloc[0] else ""
-    where = f"stage {int(sid)}" + (f" ({operator})" if operator else "")
-    evidence = (f"{where} spilled {fmt.nbytes(float(by_stage.max()))} from memory; its "
-                f"tasks needed up to {fmt.nbytes(need)} of execution memory each (peak + "
-                f"spilled), {cores} at a time, with spark.memory.fraction {fraction:g}")
-    frac_key = "spark.memory.fraction"
+    op, label = spilled_operator(run, stages, operators, int(sid), int(att))
+    where = f"stage {int(sid)}" + (f" ({label})" if label else "")
+    amount = float(by_stage.loc[(sid, att), "memory_spilled_bytes"])
+    evidence = (f"{where} spilled {fmt.nbytes(amount)} from memory; its tasks needed up to "
+                f"{fmt.nbytes(need)} of execution memory each (peak + spilled), {cores} at a "
+                f"time, about {fmt.nbytes(per_task_now)} per task now ({setting} "
+                f"{effective_text(run, setting)}, {frac_key} {fraction:g})")
+    stage = (int(sid), int(att))
+
+    def sized(key: str | None, v: str | None, text: str) -> list[dict]:
+        return [_sized(key, v, text, evidence, "estimated", op or None, stage)]
+
     default_fraction = float(default_value(frac_key, run.spark_version) or MEMORY_FRACTION)
     restored = need * cores / default_fraction + RESERVED
     if fraction < default_fraction and restored <= heap_now:
-        text = (f"{evidence}: {frac_key}={default_fraction:g} (Spark's default) would have "
-                f"avoided the spill in the heap it has (estimated: "
-                f"{fmt.nbytes(restored)} needed of {fmt.nbytes(heap_now)}).")
-        return [_sized(frac_key, f"{default_fraction:g}", text, evidence, "estimated",
-                       operator or None, (int(sid), int(att)))]
-    if as_bytes(value, setting) <= heap_now:
-        text = (f"{evidence}: a {fmt.nbytes(heap)} heap would hold that (estimated), no more "
-                f"than {setting} {conf_value(run, setting)} has — the spill came from how the "
-                "pool was shared at the time (storage, other tasks); more, smaller partitions "
-                "lower each task's need.")
-        return [_sized(setting, str(conf_value(run, setting)), text, evidence, "estimated",
-                       operator or None, (int(sid), int(att)))]
-    text = (f"{evidence}: {setting}={value} would have avoided the spill (estimated: "
+        return sized(frac_key, f"{default_fraction:g}", (
+            f"{evidence}: the session lowered {frac_key}; {frac_key}={default_fraction:g} "
+            f"(Spark's default) would have avoided the spill in the heap it has (estimated: "
+            f"{fmt.nbytes(restored)} needed of {fmt.nbytes(heap_now)}). {NOT_SIMULATED}"))
+    if as_bytes(value, setting) > heap_now and changes(run, setting, value):
+        return sized(setting, value, (
+            f"{evidence}: {setting}={value} would have avoided the spill (estimated: "
             f"{fmt.nbytes(heap)} = need x tasks / fraction + 300 MiB reserved), or use more, "
-            "smaller partitions.")
-    return [_sized(setting, value, text, evidence, "estimated", operator or None,
-                   (int(sid), int(att)))]
+            f"smaller partitions. {NOT_SIMULATED}"))
+    # the heap holds that in total: the pool was shared (storage, other tasks). Spark
+    # guarantees each of N running tasks at least 1/(2N) of the execution pool: a task that
+    # needed more than that can spill whenever the others hold their part — finer work
+    guaranteed = per_task_now / 2
+    head = (f"{evidence}: a {fmt.nbytes(heap)} heap would hold that (estimated), no more than "
+            f"{setting} has, so the spill came from how the pool was shared at the time "
+            "(cached data in storage memory, other tasks)")
+    if need <= guaranteed:
+        return sized(None, None, (
+            f"{head}. Each task was guaranteed at least {fmt.nbytes(guaranteed)} (half its "
+            "share), more than it needed: no setting sizes that; look at what was cached "
+            "(the Memory tab's storage) before sizing anything."))
+    parts = max(int(t.loc[(t["stage_id"] == sid) & (t["stage_attempt"] == att),
+                          "index"].nunique()), 1)
+    more = max(parts + 1, math.ceil(parts * need / max(guaranteed, 1.0)))
+    key = "spark.sql.shuffle.partitions"
+    head += (f". Each task was guaranteed only {fmt.nbytes(guaranteed)} (half its share); the "
+             "heap is big enough in total: split the work finer")
+    if parts == int_value(effective(run, key), 200) and changes(run, key, more):
+        return sized(key, str(more), f"{head}: {key}={more} (now {effective_text(run, key)}). "
+                                     f"{NOT_SIMULATED}")
+    return sized(None, None, f"{head}: about {more} partitions instead of {parts} (repartition "
+                             f"before the operator). {NOT_SIMULATED}")
 
 
 def heap_sizing(run: Run, ex: pd.DataFrame, spilled: bool, local: bool) -> list[dict]:
     """The JVM heap the measured peaks need with :data:`HEADROOM` free: raise it where a
-    peak approached the limit, lower it (on a cluster) where the peaks left most of it unused
-    and nothing spilled."""
+    peak approached the limit under GC pressure (heap used includes garbage not yet
+    collected: near the limit with little GC is the collector's choice, not a need), lower it
+    (on a cluster) where the peaks left most of it unused and nothing spilled."""
     setting = "spark.driver.memory" if local else "spark.executor.memory"
     workers = ex if local else ex[ex["executor_id"] != "driver"]
     workers = workers[workers["window_heap_bytes"].notna() & workers["heap_limit_bytes"].notna()]
@@ -393,6 +438,11 @@ def heap_sizing(run: Run, ex: pd.DataFrame, spilled: bool, local: bool) -> list[
     evidence = (f"peak JVM heap {fmt.nbytes(peak)} of {fmt.nbytes(limit)} on executor "
                 f"{top['executor_id']}{where}, {LABELS[top['basis']].split(':')[0]}")
     if peak / limit >= NEAR_LIMIT:
+        # heap used counts garbage not yet collected: a full heap is a need only where the
+        # collector worked hard to keep it below the limit
+        if not top["gc_pressure"]:
+            return []
+        evidence += f"; GC took {top['gc_share']:.0%} of its task time"
         text = (f"{evidence}: the heap came within {1 - peak / limit:.0%} of its limit; "
                 f"{setting}={value} keeps {HEADROOM:.0%} headroom.")
         return [_sized(setting, value, text, evidence, "measured")]
@@ -457,14 +507,45 @@ def driver_sizing(run: Run, ex: pd.DataFrame, local: bool) -> list[dict]:
     return [_sized("spark.driver.memory", value, text, evidence, "measured")]
 
 
-def sizing(run: Run, ex: pd.DataFrame, stages: pd.DataFrame) -> list[dict]:
-    """The sizing answer: hint dicts with ``setting``, ``value``, ``evidence``, ``kind``."""
+def sizing(run: Run, ex: pd.DataFrame, stages: pd.DataFrame,
+           operators: pd.DataFrame | None = None) -> list[dict]:
+    """The sizing answer: hint dicts with ``setting``, ``value``, ``evidence``, ``kind``, one
+    per setting (``operators``: the analysis' operator table, naming what spilled)."""
     if ex.empty:
         return []
     local = is_local(run)
-    spill = spill_sizing(run, stages, local)
-    return (spill + heap_sizing(run, ex, bool(spill), local) + overhead_sizing(run, ex, local)
-            + driver_sizing(run, ex, local))
+    spill = spill_sizing(run, stages, local, operators)
+    return _one_value(spill + heap_sizing(run, ex, bool(spill), local)
+                      + overhead_sizing(run, ex, local) + driver_sizing(run, ex, local))
+
+
+def _one_value(sized: list[dict]) -> list[dict]:
+    """One answer per setting: where the spill and the heap's peak both size the heap, the
+    larger value (it holds both), in the first one's place."""
+    out: list[dict] = []
+    for s in sized:
+        same = [i for i, o in enumerate(out) if s["setting"] and o["setting"] == s["setting"]]
+        if not same:
+            out.append(s)
+        elif (as_bytes(s["value"], s["setting"]) or 0) > (
+                as_bytes(out[same[0]]["value"], s["setting"]) or 0):
+            out[same[0]] = s
+    return out
+
+
+def advice(run: Run, sized: list[dict]) -> list[dict]:
+    """The sizing answers that belong in ``a.hints``: those whose settings change something in
+    the run (never the value in effect), without the memory overhead on a local master (no
+    container holds its Python workers: the Memory tab still shows that answer)."""
+    local = is_local(run)
+    out = []
+    for s in sized:
+        pairs = s.get("settings") or []
+        if local and any(k == "spark.executor.memoryOverhead" for k, _ in pairs):
+            continue
+        if all(changes(run, k, v) for k, v in pairs):
+            out.append(s)
+    return out
 
 
 def _flags(ex: pd.DataFrame) -> list[str]:
@@ -481,16 +562,19 @@ def _flags(ex: pd.DataFrame) -> list[str]:
 
 def summary(run: Run, ex: pd.DataFrame, stages: pd.DataFrame, sized: list[dict]) -> dict:
     """``a.summary()["memory"]``: per executor (the driver included) the window's peaks and
-    what set them, limits, spills; the per-stage rows; the sizing answer and its one line;
+    what set them, limits, spills; the per-stage rows; the sizing answer, its one line and
+    that line's kind ("measured", "estimated", "measured and estimated"; None: no sizing);
     the labels of every kind of number."""
     spilled = float(ex["memory_spilled_bytes"].sum()) if len(ex) else 0.0
     line = " ".join(s["text"] for s in sized[:2]) if sized else (
         "No sizing change: no spill, and no peak near a limit." if len(ex) else "")
+    kinds = [k for k in ("measured", "estimated") if any(s["kind"] == k for s in sized[:2])]
     return {
         "executors": ex.to_dict("records"),
         "stages": stages.to_dict("records"),
         "sizing": sized,
         "sizing_line": line,
+        "sizing_kind": " and ".join(kinds) or None,
         "flags": _flags(ex) if len(ex) else [],
         "memory_spilled_bytes": spilled,
         "disk_spilled_bytes": float(ex["disk_spilled_bytes"].sum()) if len(ex) else 0.0,

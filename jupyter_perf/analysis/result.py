@@ -15,7 +15,7 @@ from . import breakdown as _bd
 from . import components
 from . import memory as _memory
 from .callsite import run_call_site
-from .hints import cause_hints, operator_hints, udf_name
+from .hints import cause_hints, one_per_setting, operator_hints, udf_name
 from .hostcpu import busy_share, host_cores, own_share, wait_shares, with_floor
 from .operators import (
     EXCHANGE,
@@ -542,11 +542,14 @@ class Analysis:
     @functools.cached_property
     def hints(self) -> list[dict]:
         """Advice with values: ``{operator, text, setting, value, predicted_ms, cause}``,
-        the operators' first (``analysis/hints.py``)."""
+        the operators' first, then the memory sizing's (``analysis/memory.advice``: with
+        ``evidence`` and ``kind``), then the verdict's causes; never two for one setting
+        (``analysis/hints.py``)."""
         whatif, _, v = self._digest
-        return (operator_hints(self.run, self.plan, self.operators, self._operators.notes,
-                               self.skewed_stages)
-                + cause_hints(v.hints, whatif))
+        return one_per_setting(
+            operator_hints(self.run, self.plan, self.operators, self._operators.notes,
+                           self.skewed_stages)
+            + _memory.advice(self.run, self.memory_sizing) + cause_hints(v.hints, whatif))
 
     # -- CPU profile (issue P) ---------------------------------------------
     @functools.cached_property
@@ -582,8 +585,9 @@ class Analysis:
 
     @functools.cached_property
     def memory_sizing(self) -> list[dict]:
-        """The sizing answer: hint dicts with setting, value, evidence and kind."""
-        return _memory.sizing(self.run, self.memory_table, self.stage_memory)
+        """The sizing answer: hint dicts with setting, value, evidence and kind, one per
+        setting; those that change something are also in :attr:`hints`."""
+        return _memory.sizing(self.run, self.memory_table, self.stage_memory, self.operators)
 
     def memory_summary(self) -> dict:
         """``summary()["memory"]`` (``analysis/memory.summary``)."""

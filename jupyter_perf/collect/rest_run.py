@@ -125,13 +125,6 @@ def read_stages(rest: SparkRest, stage_ids: Iterable[int]) -> StageRead:
     return StageRead(stages, tasks, evicted, partial, memory)
 
 
-def fetch_stages(rest: SparkRest, stage_ids: Iterable[int]) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """(stages, tasks, warnings) of :func:`read_stages`, the warnings saying what Spark's UI
-    no longer had."""
-    read = read_stages(rest, stage_ids)
-    return read.stages, read.tasks, eviction_warnings(read)
-
-
 def id_ranges(ids: Iterable[int], most: int = 8) -> str:
     """'3, 5–7, 9' for ids (runs of consecutive ids as ranges; at most ``most`` parts)."""
     out: list[tuple[int, int]] = []

@@ -11,6 +11,8 @@ from jupyter_perf.analysis.hints import (
     changes,
     default_value,
     effective,
+    hint,
+    one_per_setting,
     same_value,
     spark_conf,
     udf_name,
@@ -70,13 +72,32 @@ def test_memory_advice_never_proposes_the_heap_it_has():
     [h] = [h for h in analyze(spill_run()).hints if h["operator"] == "Sort (#1)"]
     assert h["setting"] == "spark.driver.memory" and h["value"] == "2g"
     assert "now" in h["text"] and "1g (Spark 3.5.1's default)" in h["text"]
-    # the driver has 2g already: not "spark.driver.memory=2g" again, but finer partitions
+    # the driver has 2g already: not "spark.driver.memory=2g" again. Each of its 2 tasks was
+    # guaranteed (2g - 300 MiB) x 0.6 / 2 / 2 = 262 MiB, more than the 256 MiB it needed:
+    # the pool was shared (storage, the other task), which no setting sizes
     [h] = [h for h in analyze(spill_run("2g")).hints if h["operator"] == "Sort (#1)"]
-    assert h["setting"] != "spark.driver.memory"
-    assert "spark.driver.memory=2g" not in h["text"] and "finer" in h["text"]
+    assert h["setting"] is None and h["settings"] == []
+    assert "spark.driver.memory=2g" not in h["text"] and "262.2 MiB" in h["text"]
     # the session lowered spark.memory.fraction: restoring its default is the change
     [h] = [h for h in analyze(spill_run("8g", "0.1")).hints if h["operator"] == "Sort (#1)"]
     assert (h["setting"], h["value"]) == ("spark.memory.fraction", "0.6")
+
+
+def test_memory_advice_is_the_sizing_answer_once_per_setting():
+    a = analyze(spill_run())
+    [h] = [h for h in a.hints if h["operator"] == "Sort (#1)"]
+    # one source: the Memory tab's sizing answer is the hint (estimated, with its evidence)
+    assert h in a.memory_sizing and h["kind"] == "estimated" and h["evidence"] in h["text"]
+    assert h["stage_id"] == 0
+    keys = [k for x in a.hints for k, _ in x["settings"]]
+    assert len(keys) == len(set(keys))
+    # a later hint for a setting an earlier one proposes is left out; text-only hints stay
+    first, again, both = (hint(None, "a", "spark.sql.shuffle.partitions", "8"),
+                          hint(None, "b", "spark.sql.shuffle.partitions", "400"),
+                          hint(None, "c", settings=[["spark.memory.fraction", "0.6"],
+                                                    ["spark.sql.shuffle.partitions", "9"]]))
+    words = hint(None, "d")
+    assert one_per_setting([first, words, again, both, words]) == [first, words, words]
 
 
 def test_skew_join_advice_leaves_out_what_is_already_on():

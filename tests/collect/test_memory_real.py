@@ -11,6 +11,7 @@ same per-stage table, and so does Spark's History Server; a stored run keeps it.
 """
 from __future__ import annotations
 
+import copy
 import glob
 import time
 
@@ -37,6 +38,7 @@ SPARK_NAMES = {
     "ProcessTreeOtherRSSMemory": "peak_other_rss_bytes",
 }
 FRACTION = "0.1"
+pytestmark = pytest.mark.spark4     # both legs: Spark 4's REST stage data and event logs too
 
 
 @pytest.fixture(scope="module")
@@ -260,16 +262,29 @@ def test_history_server_gives_the_same_stage_table(runs, logs, tmp_path_factory)
 
 
 def test_a_rerun_with_the_sized_setting_does_not_spill(runs, logs):
-    """The advice loop by hand: the spill's sizing answer applied to a new session, the same
-    aggregate no longer spills (last: it replaces the module's stopped session)."""
+    """The advice loop by hand: the spill's hint (a.hints carries the sizing answer) applied
+    to a new session, the same aggregate no longer spills (last: it replaces the module's
+    stopped session)."""
     from pyspark.sql import functions as F
     from sparkhelpers import make_spark
 
-    [spill] = [s for s in jp.analyze(runs["spill"]).memory_sizing if s["kind"] == "estimated"]
+    from jupyter_perf.render.advice import ready_cell
+
+    a = jp.analyze(runs["spill"])
+    [spill] = [h for h in a.hints if h.get("kind") == "estimated"]
+    assert spill in a.memory_sizing and spill["operator"] and "Aggregate" in spill["operator"]
+    keys = [k for h in a.hints for k, _ in h["settings"]]
+    assert len(keys) == len(set(keys)), a.hints          # never two hints for one setting
+    # as a notebook cell's advice: the ready cell restarts the session with it (a memory
+    # setting is read when Spark starts)
+    as_cell = copy.copy(runs["spill"])
+    as_cell.kind, as_cell.source = "cell", "wide.groupBy('k').agg(...).collect()"
+    cell = ready_cell(as_cell, spill)
+    assert f"'{spill['setting']}': '{spill['value']}'" in cell and "spark_session(" in cell
     spark = make_spark("local-cluster[2,1,1024]", **{
         "spark.memory.fraction": FRACTION, "spark.executor.memory": "1g",
         "spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "4",
-        spill["setting"]: spill["value"]})
+        **dict(spill["settings"])})
     try:
         wide = spark.range(0, 3_000_000, 1, 4).select((F.col("id") % 1_000_000).alias("k"),
                                                       F.col("id").alias("v"))
@@ -280,6 +295,7 @@ def test_a_rerun_with_the_sized_setting_does_not_spill(runs, logs):
     assert len(run.tasks) and run.tasks["memory_spilled_bytes"].sum() == 0
     assert run.tasks["disk_spilled_bytes"].sum() == 0
     assert not [s for s in jp.analyze(run).memory_sizing if s["kind"] == "estimated"]
+    assert not [h for h in jp.analyze(run).hints if h.get("kind") == "estimated"]
 
 
 def test_stored_run_keeps_its_stage_memory(runs):

@@ -275,3 +275,26 @@ def test_summary_after_memory_keeps_its_own_height(open_report, analysis):
     show_tab(page, "summary")
     after = page.evaluate("() => document.querySelector('.jp-perf-report').offsetHeight")
     assert abs(after - before) <= 1
+
+
+def test_memory_row_shows_the_sizing_line_with_its_kind(page, analysis):
+    """The key numbers' memory row ends with summary()["memory"]'s sizing line, as text, and
+    its kind styled as estimated (the fixture's spill: a what-if)."""
+    mem = analysis.summary()["memory"]
+    assert mem["sizing"] and mem["sizing_kind"] == "estimated"
+    row = page.locator("table[data-view='key-numbers'] tr[data-key='memory']")
+    text = row.inner_text()
+    assert "sizing: " + mem["sizing_line"] in text
+    assert row.locator(".jp-perf-est").inner_text() == "(estimated)"
+
+
+def test_memory_row_without_a_sizing_has_no_sizing_words():
+    from jupyter_perf.render.views.summary import memory_row
+
+    ex = pd.DataFrame({"peak_jvm_heap_bytes": [1.0], "jvm_heap_limit_bytes": [2.0]})
+    for memory in (None, {"sizing": [], "sizing_line": "No sizing change: no spill."}):
+        items = memory_row(ex, memory)["items"]
+        assert not [i for i in items if isinstance(i, str) and "sizing" in i]
+    row = memory_row(ex, {"sizing": [{}], "sizing_line": "peak heap …: x=2g.",
+                          "sizing_kind": "measured"})
+    assert row["items"][-3:] == ["peak heap …: x=2g.", " ", "(measured)"]

@@ -79,6 +79,27 @@ def _spark_row(run: Run) -> list:
     return items
 
 
+def memory_row(ex: pd.DataFrame, memory: dict | None = None) -> dict:
+    """The key numbers' memory row: the executors' peaks against their limits (measured by
+    Spark's executor metrics), then the sizing line of ``summary()["memory"]`` when it sizes
+    something, labelled with its kind (estimated: a spill's what-if; measured: peaks)."""
+    items: list = [
+        "peak executor JVM heap ", num(_max(ex, "peak_jvm_heap_bytes"), "bytes",
+                                       "peak_jvm_heap_bytes"),
+        " of ", num(_max(ex, "jvm_heap_limit_bytes"), "bytes", "jvm_heap_limit_bytes"),
+        " · peak execution memory ", num(_max(ex, "peak_on_heap_execution_bytes"), "bytes",
+                                         "peak_on_heap_execution_bytes"),
+        " of ", num(_max(ex, "max_memory_bytes"), "bytes", "max_memory_bytes"),
+        " unified (measured by Spark's executor metrics)"]
+    memory = memory or {}
+    if memory.get("sizing") and memory.get("sizing_line"):
+        kind = memory.get("sizing_kind") or "estimated"
+        label = f"({kind})"
+        items += [" · sizing: ", str(memory["sizing_line"]), " ",
+                  est(label) if "estimated" in kind else label]
+    return {"key": "memory", "label": "memory", "items": items}
+
+
 def key_numbers(a: Analysis, s: dict) -> list[dict]:
     """The key numbers table (``render/tabs/summary.py``'s ``_key_numbers``) as items."""
     run = a.run
@@ -123,14 +144,7 @@ def key_numbers(a: Analysis, s: dict) -> list[dict]:
                    ") · spill ", num(tot("memory_spilled_bytes"), "bytes", "memory_spilled_bytes"),
                    " memory / ", num(tot("disk_spilled_bytes"), "bytes", "disk_spilled_bytes"),
                    " disk"]},
-        {"key": "memory", "label": "memory",
-         "items": ["peak executor JVM heap ", num(_max(ex, "peak_jvm_heap_bytes"), "bytes",
-                                                 "peak_jvm_heap_bytes"),
-                   " of ", num(_max(ex, "jvm_heap_limit_bytes"), "bytes", "jvm_heap_limit_bytes"),
-                   " · peak execution memory ", num(_max(ex, "peak_on_heap_execution_bytes"),
-                                                    "bytes", "peak_on_heap_execution_bytes"),
-                   " of ", num(_max(ex, "max_memory_bytes"), "bytes", "max_memory_bytes"),
-                   " unified (Spark executor metrics)"]},
+        memory_row(ex, s.get("memory")),
         {"key": "whatif", "label": "what-if",
          "items": ["∞ disk ", num(w["infinite_disk_ms"], "ms", "infinite_disk_ms"), " ",
                    est("(upper bound)"),
@@ -274,14 +288,7 @@ def basic(run: Run) -> dict:
                                        "shuffle_write_bytes"),
                    " (remote reads ", num(col_sum("shuffle_remote_bytes"), "bytes",
                                           "shuffle_remote_bytes"), ") — measured"]},
-        {"key": "memory", "label": "memory",
-         "items": ["peak executor JVM heap ", num(_max(ex, "peak_jvm_heap_bytes"), "bytes",
-                                                 "peak_jvm_heap_bytes"),
-                   " of ", num(_max(ex, "jvm_heap_limit_bytes"), "bytes", "jvm_heap_limit_bytes"),
-                   " · peak execution memory ", num(_max(ex, "peak_on_heap_execution_bytes"),
-                                                    "bytes", "peak_on_heap_execution_bytes"),
-                   " of ", num(_max(ex, "max_memory_bytes"), "bytes", "max_memory_bytes"),
-                   " unified (measured by Spark's executor metrics)"]},
+        memory_row(ex),
         {"key": "spark", "label": "Spark", "items": _spark_row(run)},
     ]
     stages = []

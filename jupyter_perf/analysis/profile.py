@@ -43,7 +43,10 @@ from ..model import Run
 from .operator_labels import operator_label
 from .operators import MAIN_CLASSES, PYTHON_NODE, SCAN, _pairs
 
-TASK_ROOT = "[Executor task launch worker"
+# a task thread's root frame: its name while a task runs, or Spark 4's name for an idle pooled
+# task thread (the profile is dumped when the window's tasks are done); as
+# collect/profiler.TASK_ROOTS, which this room cannot import
+TASK_ROOTS = ("[Executor task launch worker", "[Executor task idle worker")
 JVM_ROOT = "[jvm] "
 CODEGEN = re.compile(r"GeneratedIteratorForCodegenStage(\d+)\.([\w$]+)")
 
@@ -114,7 +117,7 @@ HOT_COLUMNS = ["function", "self_samples", "total_samples", "share", "operator",
 
 
 def is_task_stack(frames: list[str]) -> bool:
-    return bool(frames) and frames[0].startswith(TASK_ROOT)
+    return bool(frames) and frames[0].startswith(TASK_ROOTS)
 
 
 def pretty(frame: str) -> str:

@@ -61,6 +61,9 @@ _PLATFORMS = {("Linux", "x86_64"): "linux-x64", ("Linux", "amd64"): "linux-x64",
               ("Linux", "aarch64"): "linux-arm64", ("Linux", "arm64"): "linux-arm64",
               ("Darwin", "x86_64"): "macos", ("Darwin", "arm64"): "macos"}
 TASK_THREAD = "Executor task launch worker"
+# Spark 4 renames a pooled task thread "Executor task idle worker-N" between tasks, which is
+# what it is called when the profile is dumped at the window's end
+TASK_ROOTS = ("[" + TASK_THREAD, "[Executor task idle worker")
 _LAMBDA = re.compile(r"\$\$Lambda\$\d+[./]0x[0-9a-fA-F]+")
 _TID = re.compile(r" tid=\d+\]$")
 _HIDDEN = re.compile(r"0x[0-9a-fA-F]{6,}")
@@ -409,7 +412,7 @@ class WindowProfiler:
                 continue
             texts.append(text)
             per_executor[ex] = sum(c for f, c in parse_collapsed(text)
-                                   if f and f[0].startswith("[" + TASK_THREAD))
+                                   if f and f[0].startswith(TASK_ROOTS))
         shutil.rmtree(self._dir, ignore_errors=True)
         if not texts:
             raise ProfilerUnavailable("async-profiler gave no samples from the executors ("
@@ -445,7 +448,7 @@ def profile_record(text: str, interval_ms: int, method: str = METHOD) -> dict[st
     merged: dict[str, int] = {}
     for frames, count in parse_collapsed(text):
         root = _TID.sub("]", frames[0]) if frames else ""
-        if root.startswith("[" + TASK_THREAD):
+        if root.startswith(TASK_ROOTS):
             body = [_HIDDEN.sub("0x", _LAMBDA.sub("$$Lambda", f)) for f in frames[1:]]
             key = ";".join([root] + body)
         else:

@@ -247,3 +247,18 @@ def test_profile_is_kept_with_the_stored_run(record, tmp_path):
     old = plan_run(None)
     store.save(old, None)
     assert jp.analyze(store.load(old.run_id)).summary()["profile"] is None
+
+
+def test_spark4_idle_task_thread_names_are_task_threads():
+    """Spark 4 renames a pooled task thread "Executor task idle worker" between tasks — its
+    name when the window's profile is dumped — so its stacks are task stacks, as Spark 3.5's
+    "Executor task launch worker for task …" (found: every Spark 4 profile had 0 task samples)."""
+    task = "java/lang/Thread.run;org/apache/spark/scheduler/Task.run;x/Y.hot"
+    rec = profile_record("\n".join([
+        f"[Executor task idle worker#68 tid=101];{task} 7",
+        f"[Executor task launch worker for task 0.0 in stage 1.0 (TID 3) tid=102];{task} 5",
+        "[C2 CompilerThread0 tid=9];Compile::Compile 4"]), 10)
+    tasks = [s for s in rec["stacks"] if not s[0].startswith("[jvm]")]
+    assert sum(n for _, n in tasks) == 12
+    assert all(P.is_task_stack(s.split(";")) for s, _ in tasks)
+    assert not P.is_task_stack(["[jvm] C2 CompilerThre"])

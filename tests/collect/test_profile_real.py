@@ -20,6 +20,7 @@ import jupyter_perf as jp
 from jupyter_perf.collect import profiler
 
 TOP = 8
+pytestmark = pytest.mark.spark4     # both legs: Spark 4 names idle task threads differently
 
 
 @pytest.fixture(scope="module", params=["local[2]", "local-cluster[2,1,1024]"],

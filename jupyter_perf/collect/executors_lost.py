@@ -18,11 +18,23 @@ import re
 import numpy as np
 import pandas as pd
 
+from .. import fmt
+
 LOST_FAILURE = re.compile(r"ExecutorLostFailure \(executor (\S+?) ")
 # Removed on purpose (dynamic allocation releasing an idle executor, decommissioning): not lost
 DELIBERATE = re.compile(r"killed by driver|decommission", re.IGNORECASE)
 
 KEYS = ["stage_id", "stage_attempt", "index"]
+
+# Why the executor's process ended, read from Spark's removal reason or the lost attempts'
+# ExecutorLostFailure text: Spark's executor exits with code 52 (SparkExitCode.OOM) on a
+# java.lang.OutOfMemoryError; 137 is a SIGKILL (128 + 9), what the OS's OOM killer and a
+# container's memory limit send; YARN and Kubernetes name their memory kills.
+OUT_OF_HEAP = re.compile(r"OutOfMemoryError|exit(?:ed)?(?: with)? (?:code|status):? 52\b",
+                         re.IGNORECASE)
+KILLED_FOR_MEMORY = re.compile(
+    r"exit(?:ed)?(?: with)? (?:code|status):? 137\b|OOMKilled|exceeding (?:physical|virtual) "
+    r"memory limits|running beyond (?:physical|virtual) memory", re.IGNORECASE)
 
 
 def resubmitted(tasks: pd.DataFrame) -> np.ndarray:
@@ -64,7 +76,7 @@ def lost_executors(executors: pd.DataFrame, tasks: pd.DataFrame, start_ms: float
     or named by a task attempt's ``ExecutorLostFailure``. Per executor: id, host, remove_ms,
     reason (Spark's, else the failure's), ``failed`` (attempts that failed with it), ``rerun``
     (finished attempts run again: their output was lost), ``finished`` (attempts it finished,
-    all kept in the run)."""
+    all kept in the run), ``errors`` (up to three of those failures' texts)."""
     errors = tasks["error"].fillna("").astype(str)
     named = errors.str.extract(LOST_FAILURE, expand=False)
     by_id = {} if executors is None or executors.empty else {
@@ -87,9 +99,21 @@ def lost_executors(executors: pd.DataFrame, tasks: pd.DataFrame, start_ms: float
         mine = on == eid
         rows.append({"executor_id": eid, "host": _text(ex.get("host")),
                      "remove_ms": removed if removed == removed else None, "reason": reason,
-                     "failed": len(said), "rerun": int((again & mine).sum()),
+                     "failed": len(said), "errors": [str(e) for e in said.head(3)],
+                     "rerun": int((again & mine).sum()),
                      "finished": int((succeeded & mine).sum())})
     return rows
+
+
+def memory_cause(text: str) -> str:
+    """What an executor's loss says about memory ("" when nothing)."""
+    if OUT_OF_HEAP.search(text):
+        return ("out of memory: its JVM heap was exhausted (java.lang.OutOfMemoryError; "
+                "Spark's exit code 52)")
+    if KILLED_FOR_MEMORY.search(text):
+        return ("killed for memory: the OS's OOM killer or its container's memory limit "
+                "(SIGKILL, exit code 137) — the process outgrew heap + overhead")
+    return ""
 
 
 def lost_executor_warnings(executors: pd.DataFrame, tasks: pd.DataFrame, start_ms: float,
@@ -113,9 +137,35 @@ def lost_executor_warnings(executors: pd.DataFrame, tasks: pd.DataFrame, start_m
         parts.append("no attempt finished on it" if not finished else
                      "the attempt it finished is kept in the report" if finished == 1 else
                      f"all {finished} attempts it finished are kept in the report")
+        memory = memory_cause(" ".join([lost["reason"], *lost["errors"]]))
+        if memory:
+            parts.insert(0, memory + _last_peaks(executors, lost["executor_id"]))
         out.append(f"executor {lost['executor_id']}{where} was lost{when}{why}: "
                    + "; ".join(parts))
     return out
+
+
+def _last_peaks(executors: pd.DataFrame, executor_id: str) -> str:
+    """", its last reported peaks: JVM heap X of its Y limit, …" (Spark keeps a lost
+    executor's peaks, as its last heartbeat reported them), or ""."""
+    if executors is None or executors.empty:
+        return ""
+    rows = executors[executors["executor_id"].astype(str) == executor_id]
+    if rows.empty:
+        return ""
+    row = rows.iloc[0]
+    said = []
+    heap, limit = _number(row.get("peak_jvm_heap_bytes")), _number(row.get("jvm_heap_limit_bytes"))
+    if heap == heap:
+        said.append(f"JVM heap {fmt.nbytes(heap)}"
+                    + (f" of its {fmt.nbytes(limit)} limit" if limit == limit else ""))
+    for column, name in (("peak_process_rss_bytes", "process RSS"),
+                         ("peak_python_rss_bytes", "Python workers' RSS")):
+        value = _number(row.get(column))
+        if value == value and value > 0:
+            said.append(f"{name} {fmt.nbytes(value)}")
+    return (", its last reported peaks (measured, before the loss): " + ", ".join(said)
+            if said else "")
 
 
 def _n(count: int, what: str) -> str:

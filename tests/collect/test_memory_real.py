@@ -306,3 +306,36 @@ def test_stored_run_keeps_its_stage_memory(runs):
     store.save(run, jp.analyze(run).summary())
     back = store.load(run.run_id)
     pd.testing.assert_frame_equal(back.stage_memory, run.stage_memory, check_dtype=False)
+
+
+def test_an_executor_lost_to_out_of_memory_is_named_with_its_last_peaks():
+    """Issue V6, on a real executor JVM: a task that builds a ~1 GB string in a 512 MiB heap
+    kills its executor (java.lang.OutOfMemoryError -> Spark's exit code 52); the run is kept,
+    its warnings name the executor as lost to memory with the peaks Spark last heard from it.
+    Last in the module: its own application (one attempt per task, so one executor dies)."""
+    from pyspark.sql import functions as F
+    from sparkhelpers import make_spark
+
+    spark = make_spark("local-cluster[1,1,1024]", **{
+        "spark.executor.memory": "512m", "spark.task.maxFailures": "1",
+        "spark.executor.metrics.pollingInterval": "250ms",
+        "spark.executor.heartbeatInterval": "1s",
+        "spark.executor.processTreeMetrics.enabled": "true"})
+    try:
+        spark.range(0, 4, 1, 2).count()        # the executor has registered and reported
+        # built from a column, so the optimizer cannot fold it on the driver
+        row = F.concat(F.lit("x" * 1000), F.col("id").cast("string"))
+        huge = spark.range(0, 1, 1, 1).select(
+            F.length(F.concat_ws(",", F.array_repeat(row, 1_000_000))).alias("n"))
+        with pytest.raises(Exception, match=r"(?s)ExecutorLostFailure|OutOfMemoryError|exited"):
+            jp.measure(lambda: huge.collect(), spark=spark, label="oom")
+        run = jp.last_run()
+    finally:
+        spark.stop()
+    assert run is not None and run.label == "oom" and len(run.jobs) == 1
+    lost = [w for w in run.warnings if " was lost" in w]
+    assert len(lost) == 1, run.warnings
+    assert "out of memory: its JVM heap was exhausted" in lost[0]
+    assert "exited with code 52" in lost[0] or "OutOfMemoryError" in lost[0]
+    assert lost[0].split(" ")[1].isdigit()              # an executor, not the driver
+    assert "its last reported peaks (measured, before the loss): JVM heap " in lost[0]

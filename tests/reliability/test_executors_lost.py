@@ -69,3 +69,28 @@ def test_executors_released_on_purpose_or_outside_the_window_are_not_lost():
     # named by a failure alone (its removal not read): still lost
     [line] = lost_executor_warnings(EXECUTORS.iloc[1:], TASKS, 0, 1000)
     assert line.startswith("executor 0 was lost (worker lost: ")
+
+
+def test_an_executor_lost_to_memory_says_so_with_its_last_peaks():
+    """Issue V6: Spark's exit code 52 (OutOfMemoryError) or a SIGKILL/container memory kill
+    names memory as the cause, with the peaks Spark last heard from that executor."""
+    oom = EXECUTORS.assign(
+        remove_reason=["Command exited with code 52", None, None],
+        peak_jvm_heap_bytes=[1000 << 20, 300 << 20, 200 << 20],
+        jvm_heap_limit_bytes=[1024 << 20, 1024 << 20, 1024 << 20],
+        peak_process_rss_bytes=[1300 << 20, None, None])
+    [line] = lost_executor_warnings(oom, TASKS, 0, 1000)
+    assert line.startswith("executor 0 (127.0.0.1) was lost 0.3 s into the run (Command exited "
+                           "with code 52): out of memory: its JVM heap was exhausted")
+    assert ("its last reported peaks (measured, before the loss): JVM heap 1000.0 MiB of its "
+            "1.0 GiB limit, process RSS 1.3 GiB;") in line
+    # the reason only in the failed attempt's text (a container kill on YARN)
+    yarn = ("ExecutorLostFailure (executor 0 exited caused by one of the running tasks) Reason: "
+            "Container killed by YARN for exceeding physical memory limits. 4.5 GB of 4.4 GB "
+            "physical memory used.")
+    tasks = TASKS.assign(error=[yarn if e else "" for e in TASKS["error"]])
+    [line] = lost_executor_warnings(EXECUTORS.iloc[1:], tasks, 0, 1000)
+    assert "killed for memory" in line and "last reported peaks" not in line
+    # a lost worker is not a memory problem
+    [line] = lost_executor_warnings(EXECUTORS, TASKS, 0, 1000)
+    assert "memory" not in line

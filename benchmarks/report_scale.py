@@ -20,9 +20,15 @@ via Python playwright), on the page opened from disk:
   number (``.jp-whatif-predicted[data-predicted-ms]``) changed, in the page (event timestamp
   to the animation frame that shows it), and the renderer's own User Timing measure
   ``jupyter-perf: what-if (replayed)`` — budget ≤ 50 ms at 1M. The value shown is checked
-  against ``a.whatif(disk=inf)`` bit for bit.
+  against ``a.whatif(disk=inf)`` bit for bit. Also the CPU time the renderer's main thread
+  ran during the move's input event (``/proc/PID/schedstat``): on a shared machine the wall
+  time mostly measures the other processes.
 
 The machine's 1-minute load average is printed with every figure.
+
+``--against DIR`` (the ``--out`` of an earlier run, e.g. of an earlier renderer): the earlier
+page of each size is measured too, taking turns with the new one in the same Chromium
+conditions (the same run, so the same checked value): a before/after at the same load.
 """
 from __future__ import annotations
 
@@ -93,13 +99,27 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
+def renderer_cpu_ns(cdp) -> int:
+    """CPU time the renderers' main threads have run (ns, /proc/PID/schedstat): unlike wall
+    time, it does not grow with the other processes sharing the cores."""
+    total = 0
+    for p in cdp.send("SystemInfo.getProcessInfo")["processInfo"]:
+        if p["type"] == "renderer":
+            try:
+                total += int(Path(f"/proc/{p['id']}/schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+    return total
+
+
 def measure(path: str, expected: float, repeat: int) -> dict:
     from playwright.sync_api import sync_playwright
 
     r: dict = {"ready_ms": [], "ready_load": [], "slider_ms": [], "replayed_ms": [],
-               "slider_load": []}
+               "slider_load": [], "slider_cpu_ms": []}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        cdp = browser.new_browser_cdp_session()
         for _ in range(repeat):
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.add_init_script(NO_IDLE)
@@ -118,8 +138,11 @@ def measure(path: str, expected: float, repeat: int) -> dict:
                            return p && p.dataset.jpDrawn === '1'; }""", timeout=120_000)
             page.wait_for_timeout(300)
             page.evaluate(ARM)
+            cpu0 = renderer_cpu_ns(cdp)
             page.evaluate(MOVE, "disk")
+            cpu1 = renderer_cpu_ns(cdp)     # the move's handler ran inside that evaluate
             done = page.evaluate("window.__jpDone")
+            r["slider_cpu_ms"].append((cpu1 - cpu0) / 1e6)
             r["slider_ms"].append(done["ms"])
             r["replayed_ms"].append(page.evaluate(LAST, REPLAYED))
             r["slider_load"].append(load())
@@ -129,6 +152,17 @@ def measure(path: str, expected: float, repeat: int) -> dict:
     return r
 
 
+def _turns(path: str, earlier: str, expected: float, repeat: int) -> tuple[dict, dict]:
+    """``measure`` of two pages, one run of each in turn."""
+    new: dict = {}
+    old: dict = {}
+    for _ in range(repeat):
+        for page, into in ((path, new), (earlier, old)):
+            for k, v in measure(page, expected, 1).items():
+                into.setdefault(k, []).extend(v)
+    return new, old
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tasks", default="100000,1000000")
@@ -136,6 +170,8 @@ def main() -> None:
     ap.add_argument("--per-stage", type=int, default=400)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default="")
+    ap.add_argument("--against", default="",
+                    help="--out of an earlier run: measure its pages in turns with the new ones")
     args = ap.parse_args()
     from jupyter_perf.render.standalone import report_page
     from jupyter_perf.render.views import report_payload
@@ -169,7 +205,18 @@ def main() -> None:
         if not os.path.exists(CHROMIUM):
             print("no /usr/bin/chromium: browser measurements skipped")
             continue
-        r = measure(path, a.whatif(disk=math.inf), args.repeat)
+        expected = a.whatif(disk=math.inf)
+        earlier = os.path.join(args.against, f"report-{n}.html") if args.against else ""
+        if earlier and os.path.exists(earlier):
+            r, e = _turns(path, earlier, expected, args.repeat)
+            print(f"earlier page {earlier}, in turns with this one: ready median "
+                  f"{statistics.median(e['ready_ms']):.0f} ms; what-if cold median "
+                  f"{statistics.median(e['slider_ms']):.0f} ms runs "
+                  f"{[round(x) for x in e['slider_ms']]} load "
+                  f"{[round(x, 1) for x in e['slider_load']]}; renderer main-thread CPU "
+                  f"{[round(x) for x in e['slider_cpu_ms']]} ms")
+        else:
+            r = measure(path, expected, args.repeat)
         budget = 2000 if n <= 100_000 else 5000
         print(f"ready (navigation -> data-jp-ready): median {statistics.median(r['ready_ms']):.0f} ms "
               f"runs {[round(x) for x in r['ready_ms']]} load {[round(x, 1) for x in r['ready_load']]}"
@@ -177,7 +224,8 @@ def main() -> None:
         print(f"what-if disk slider -> inf, cold: input to number shown median "
               f"{statistics.median(r['slider_ms']):.0f} ms runs {[round(x) for x in r['slider_ms']]}; "
               f"replay measure {[None if x is None else round(x) for x in r['replayed_ms']]} ms; "
-              f"load {[round(x, 1) for x in r['slider_load']]}  [budget <= 50]")
+              f"load {[round(x, 1) for x in r['slider_load']]}  [budget <= 50]; renderer "
+              f"main-thread CPU during the move {[round(x) for x in r['slider_cpu_ms']]} ms")
         print("predicted value equals a.whatif(disk=inf) on every run")
 
 

@@ -166,6 +166,27 @@ def test_replay_ts_equals_python_with_slot_windows(js_dir):
     assert a.simulated_baseline_ms != plain.simulated_baseline_ms     # the windows mattered
 
 
+def test_replay_ts_equals_python_on_many_slots(js_dir):
+    """Groups of 3000 attempts on 64 slots: up to 128 slots replay.ts keeps the free times as a
+    sorted run, above it on a heap; both give Python's predictions and starts exactly, with
+    DAG barriers."""
+    a = analyze(with_speculative(synthetic(6000, 64, per_stage=1000)))
+    assert any(a.timeline.splits) and set(a.timeline.group_slots.tolist()) == {64}
+    vecs = [s for s in settings() if s["slots"] in (1.5, 4.0)]     # 96 and 256 slots
+    base = {"disk": 1.0, "network": 1.0, "gc": True, "stragglers": True}
+    scen = [{**base, "slots": 2.0}, {**base, "slots": 3.0, "gc": False}]   # 128 and 192 slots
+    got = run_ts(js_dir, a, vecs, schedules=scen)
+    assert not mismatches(a, vecs, got["predicted"])[:5]
+    _, _, extras = payload.build(a)
+    for s, g in zip(scen, got["schedules"]):
+        d = scenario_durations(a._inputs, s["disk"], s["network"], s["gc"], s["stragglers"])
+        r = replay(a.timeline, d, s["slots"], want_starts=True)
+        assert np.asarray(g["starts"])[extras["pos"]] == pytest.approx(r.starts, rel=1e-12,
+                                                                       abs=1e-9)
+        assert g["makespan"] == pytest.approx(r.makespan.tolist(), rel=1e-12)
+        assert g["slotMax"] < g["maxK"] == round(64 * s["slots"])
+
+
 def test_simulated_schedule_equals_pythons_replay(js_dir, spec_run):
     """The simulated timeline's inputs: each attempt's replayed start and duration equal
     analysis.replay's (want_starts) for the scenario, positions keep the measured driver gaps,

@@ -9,6 +9,12 @@
  * `scenarioKeep`, `simPositions`), which it replaces.
  *
  * `D` is the decoded per-task data (`taskData(ctx.data)`, tasks.ts).
+ *
+ * A slider move needs only the makespans (issue Q: 1M attempts ≤ 50 ms):
+ * durations are computed a group at a time into reused scratch, a group is
+ * replayed on a sorted run of free times (simulateSorted), groups a setting
+ * cannot change are not replayed again (replay's memo), and starts and slots
+ * are replayed only when the simulated schedule is drawn (withStarts).
  */
 import { pyRound } from '../format';
 import { ITaskData } from './tasks';
@@ -42,8 +48,8 @@ export interface IWhatIf {
   predicted: number;
   /** the simulated total (ms) */
   sim: number;
-  /** each task's scenario duration */
-  d: Float64Array;
+  /** each task's scenario duration: with the simulated schedule (withStarts) */
+  d: Float64Array | null;
   r: IReplay;
 }
 
@@ -124,13 +130,20 @@ function fetchFactor(s: IScenario): number {
       : s.disk;
 }
 
-/** whatif.scenario_durations */
-export function durations(D: ITaskData, s: IScenario): Float64Array {
-  const n = D.n,
-    out = new Float64Array(n);
+/** whatif.scenario_durations of tasks [lo, hi), into out[lo, hi). */
+function durationsInto(
+  D: ITaskData,
+  s: IScenario,
+  out: Float64Array,
+  lo: number,
+  hi: number
+): void {
   const disk = s.disk,
-    network = s.network;
-  const useFetch = disk !== 1.0 || network !== 1.0;
+    network = s.network,
+    strag = s.stragglers,
+    noGc = !s.gc;
+  const useFetch = disk !== 1.0 || network !== 1.0,
+    useDisk = disk !== 1.0;
   const shF = savedShare(fetchFactor(s)),
     shD = savedShare(disk);
   const dur = D.dur,
@@ -139,24 +152,31 @@ export function durations(D: ITaskData, s: IScenario): Float64Array {
     dk = D.disk,
     gc = D.gc,
     run = D.run;
-  for (let i = 0; i < n; i++) {
-    const d = s.stragglers ? dur[i] : Math.min(dur[i], ns[i]);
+  for (let i = lo; i < hi; i++) {
+    const di = dur[i];
+    const d = strag ? di : Math.min(di, ns[i]);
     let saved = 0.0;
     if (useFetch) {
       saved = saved + fw[i] * shF;
     }
-    if (disk !== 1.0) {
+    if (useDisk) {
       saved = saved + dk[i] * shD;
     }
-    if (!s.gc) {
+    if (noGc) {
       saved = saved + gc[i];
     }
     if (saved > run[i]) {
       saved = run[i];
     }
-    const keep = dur[i] > 0 ? 1.0 - saved / dur[i] : 1.0;
+    const keep = di > 0 ? 1.0 - saved / di : 1.0;
     out[i] = d * (keep > 0 ? keep : 0.0);
   }
+}
+
+/** whatif.scenario_durations */
+export function durations(D: ITaskData, s: IScenario): Float64Array {
+  const out = new Float64Array(D.n);
+  durationsInto(D, s, out, 0, D.n);
   return out;
 }
 
@@ -260,24 +280,47 @@ function scaledWindows(
 
 type Splits = [number, Set<number>][] | null;
 
-/** The finish of the latest parent task before a DAG barrier at `pos`. */
+/** Stage codes marked as a barrier's parents (cleared after each use). */
+let PARENT_MARK = new Uint8Array(256);
+
+/**
+ * The finish of the latest parent task before a DAG barrier at `pos`
+ * (`loc`: group-relative starts; durations below zero count as zero).
+ */
 function barrierReady(
   D: ITaskData,
-  dd: Float64Array,
+  d: Float64Array,
   lo: number,
   loc: Float64Array,
   pos: number,
   parents: Set<number>
 ): number {
+  let top = 0;
+  for (const c of parents) {
+    top = Math.max(top, c + 1);
+  }
+  if (PARENT_MARK.length < top) {
+    PARENT_MARK = new Uint8Array(2 * top);
+  }
+  const mark = PARENT_MARK,
+    size = mark.length;
+  for (const c of parents) {
+    mark[c] = 1;
+  }
   let ready = -Infinity;
   const stage = D.stage;
   for (let p = 0; p < pos; p++) {
-    if (parents.has(stage[lo + p])) {
-      const f = loc[p] + dd[lo + p];
+    const c = stage[lo + p];
+    if (c >= 0 && c < size && mark[c] === 1) {
+      const x = d[lo + p];
+      const f = loc[p] + (x > 0 ? x : 0.0);
       if (f > ready) {
         ready = f;
       }
     }
+  }
+  for (const c of parents) {
+    mark[c] = 0;
   }
   return ready;
 }
@@ -289,7 +332,7 @@ function barrierReady(
  */
 function simulateWindows(
   D: ITaskData,
-  dd: Float64Array,
+  d: Float64Array,
   lo: number,
   nT: number,
   w: [Float64Array, Float64Array],
@@ -321,13 +364,14 @@ function simulateWindows(
         h.down(0);
       }
       const i = lo + next,
-        t0 = h.t[0];
+        t0 = h.t[0],
+        x = d[i];
       loc[next] = t0;
       if (starts && slot) {
         starts[i] = t0;
         slot[i] = h.s[0];
       }
-      h.t[0] = t0 + dd[i];
+      h.t[0] = t0 + (x > 0 ? x : 0.0);
       if (h.t[0] > makespan) {
         makespan = h.t[0];
       }
@@ -335,16 +379,419 @@ function simulateWindows(
     }
     if (sg < nSeg - 1) {
       const [pos, parents] = splits![sg];
-      h.raise(barrierReady(D, dd, lo, loc, pos, parents));
+      h.raise(barrierReady(D, d, lo, loc, pos, parents));
     }
   }
   return makespan;
 }
 
-/** replay.replay: per group makespan; starts / slots (group-relative) when asked. */
-export function replay(
+/**
+ * Up to this many slots a group is replayed on a sorted run of free times
+ * (simulateSorted); above it, on a binary heap (simulateHeap).
+ */
+const SORTED_MAX = 128;
+
+/**
+ * Scratch space reused by every replay (no allocation per task or per
+ * group): the sorted run's free times and slots, the group-relative starts a
+ * DAG barrier reads (or one slot's clipped durations).
+ */
+const SCRATCH = {
+  t: new Float64Array(0),
+  s: new Int32Array(0),
+  loc: new Float64Array(0)
+};
+
+function scratchRun(k: number): void {
+  // room for k entries sliding right over ~8k pops before one copy back
+  if (SCRATCH.t.length < k + 1) {
+    const cap = Math.max(9 * k, 1024);
+    SCRATCH.t = new Float64Array(cap);
+    SCRATCH.s = new Int32Array(cap);
+  }
+}
+
+function scratchLoc(nT: number): Float64Array {
+  if (SCRATCH.loc.length < nT) {
+    SCRATCH.loc = new Float64Array(Math.max(nT, 2 * SCRATCH.loc.length));
+  }
+  return SCRATCH.loc;
+}
+
+/**
+ * One group on k slots (replay.simulate_group): each task, in dispatch order,
+ * on the earliest-free slot, its finish the slot's new free time; at a DAG
+ * barrier every slot waits for the parents. The free times are kept sorted in
+ * a window sliding along a buffer: the earliest is at its head, and a new
+ * finish (the earliest free time plus one task) usually lands at or near its
+ * end, so it is placed in a few predictable comparisons where a heap takes
+ * two unpredictable ones per level. Each task starts at the earliest free
+ * time, so starts and the makespan (the latest free time) are the heap's.
+ *
+ * With `starts`, each task's slot too: the window then holds (time, slot)
+ * pairs in their order (ties: the lower slot), so a task gets the slot the
+ * heap gives it. Without, times alone: equal times are interchangeable.
+ */
+function simulateSorted(
   D: ITaskData,
   d: Float64Array,
+  lo: number,
+  nT: number,
+  k: number,
+  splits: Splits,
+  starts: Float64Array | null,
+  slot: Int32Array | null
+): number {
+  if (starts && slot) {
+    return simulateSortedSlots(D, d, lo, nT, k, splits, starts, slot);
+  }
+  scratchRun(k);
+  const T = SCRATCH.t,
+    cap = T.length;
+  const loc = splits ? scratchLoc(nT) : null;
+  T.fill(0.0, 0, k);
+  let head = 0,
+    next = 0;
+  const nSeg = splits ? splits.length + 1 : 1;
+  for (let sg = 0; sg < nSeg; sg++) {
+    const upto = sg < nSeg - 1 ? splits![sg][0] : nT;
+    for (; next < upto; next++) {
+      const t0 = T[head],
+        x = d[lo + next];
+      head++;
+      if (loc) {
+        loc[next] = t0;
+      }
+      const nt = t0 + (x > 0 ? x : 0.0);
+      let j = head + k - 1;
+      if (j >= cap) {
+        // the window reached the buffer's end: move it back to the start
+        T.copyWithin(0, head, j);
+        head = 0;
+        j = k - 1;
+      }
+      let tp: number;
+      while (j > head && (tp = T[j - 1]) > nt) {
+        T[j] = tp;
+        j--;
+      }
+      T[j] = nt;
+    }
+    if (sg < nSeg - 1) {
+      // a DAG barrier: every slot free before the parents' last finish waits for it
+      const [pos, parents] = splits![sg];
+      const ready = barrierReady(D, d, lo, loc!, pos, parents);
+      for (let j = head, end = head + k; j < end && T[j] < ready; j++) {
+        T[j] = ready;
+      }
+    }
+  }
+  return nT ? T[head + k - 1] : 0.0;
+}
+
+/** simulateSorted with each task's start and slot. */
+function simulateSortedSlots(
+  D: ITaskData,
+  d: Float64Array,
+  lo: number,
+  nT: number,
+  k: number,
+  splits: Splits,
+  starts: Float64Array,
+  slot: Int32Array
+): number {
+  scratchRun(k);
+  const T = SCRATCH.t,
+    S = SCRATCH.s,
+    cap = T.length;
+  for (let j = 0; j < k; j++) {
+    T[j] = 0.0;
+    S[j] = j;
+  }
+  let head = 0,
+    next = 0;
+  const nSeg = splits ? splits.length + 1 : 1;
+  for (let sg = 0; sg < nSeg; sg++) {
+    const upto = sg < nSeg - 1 ? splits![sg][0] : nT;
+    for (; next < upto; next++) {
+      const i = lo + next,
+        t0 = T[head],
+        s0 = S[head],
+        x = d[i];
+      head++;
+      starts[i] = t0;
+      slot[i] = s0;
+      const nt = t0 + (x > 0 ? x : 0.0);
+      let j = head + k - 1;
+      if (j >= cap) {
+        T.copyWithin(0, head, j);
+        S.copyWithin(0, head, j);
+        head = 0;
+        j = k - 1;
+      }
+      while (j > head) {
+        const tp = T[j - 1];
+        if (tp > nt || (tp === nt && S[j - 1] > s0)) {
+          T[j] = tp;
+          S[j] = S[j - 1];
+          j--;
+        } else {
+          break;
+        }
+      }
+      T[j] = nt;
+      S[j] = s0;
+    }
+    if (sg < nSeg - 1) {
+      // a DAG barrier: wait for the parents (their starts are in `starts`)
+      const [pos, parents] = splits![sg];
+      const ready = barrierReady(D, d, lo, starts.subarray(lo), pos, parents);
+      if (ready > T[head]) {
+        const end = head + k;
+        for (let j = head; j < end && T[j] < ready; j++) {
+          T[j] = ready;
+        }
+        // ties at `ready`: back in slot order (insertion sort, k is small)
+        for (let a = head + 1; a < end; a++) {
+          const ta = T[a],
+            sa = S[a];
+          let b = a;
+          while (
+            b > head &&
+            (T[b - 1] > ta || (T[b - 1] === ta && S[b - 1] > sa))
+          ) {
+            T[b] = T[b - 1];
+            S[b] = S[b - 1];
+            b--;
+          }
+          T[b] = ta;
+          S[b] = sa;
+        }
+      }
+    }
+  }
+  return nT ? T[head + k - 1] : 0.0;
+}
+
+/** simulateSorted's replay on a binary heap of (time, slot), for many slots. */
+function simulateHeap(
+  D: ITaskData,
+  d: Float64Array,
+  lo: number,
+  nT: number,
+  k: number,
+  splits: Splits,
+  starts: Float64Array | null,
+  slot: Int32Array | null
+): number {
+  const h = new Heap(k),
+    ht = h.t,
+    hs = h.s;
+  const loc = splits ? scratchLoc(nT) : null;
+  const nSeg = splits ? splits.length + 1 : 1;
+  let next = 0;
+  for (let sg = 0; sg < nSeg; sg++) {
+    const upto = sg < nSeg - 1 ? splits![sg][0] : nT;
+    for (; next < upto; next++) {
+      // heapq.heapreplace(h, h[0] + d), inlined
+      const i = lo + next,
+        t0 = ht[0],
+        s0 = hs[0],
+        x = d[i];
+      if (loc) {
+        loc[next] = t0;
+      }
+      if (starts && slot) {
+        starts[i] = t0;
+        slot[i] = s0;
+      }
+      const nt = t0 + (x > 0 ? x : 0.0);
+      let q = 0;
+      for (;;) {
+        // sift (nt, s0) down from the root
+        const l = 2 * q + 1;
+        if (l >= k) {
+          break;
+        }
+        const r = l + 1;
+        let c = l;
+        if (r < k && (ht[r] < ht[l] || (ht[r] === ht[l] && hs[r] < hs[l]))) {
+          c = r;
+        }
+        if (ht[c] < nt || (ht[c] === nt && hs[c] < s0)) {
+          ht[q] = ht[c];
+          hs[q] = hs[c];
+          q = c;
+        } else {
+          break;
+        }
+      }
+      ht[q] = nt;
+      hs[q] = s0;
+    }
+    if (sg < nSeg - 1) {
+      // a DAG barrier: wait for the parents
+      const [pos, parents] = splits![sg];
+      const ready = barrierReady(D, d, lo, loc!, pos, parents);
+      if (ready > ht[0]) {
+        h.raise(ready);
+      }
+    }
+  }
+  return nT ? h.max() : 0.0;
+}
+
+/** Where a replay from a scenario puts each group's durations (reused). */
+let DUR_SCRATCH = new Float64Array(0);
+
+/** What can change a group's durations (bit flags, groupFlags). */
+const F_FETCH = 1,
+  F_DISK = 2,
+  F_GC = 4,
+  F_STRAG = 8;
+
+const GROUP_FLAGS = new WeakMap<ITaskData, Uint8Array>();
+
+/**
+ * Per group: which settings can change any of its durations — shuffle fetch
+ * wait (disk and network), disk time (disk), GC (no GC), a no-stragglers
+ * duration below the measured one (no stragglers). Where a group has none
+ * of a setting's time, scenario_durations adds exactly 0 for it, so the
+ * group's durations, and its replay, are those of the setting left as
+ * measured.
+ */
+function groupFlags(D: ITaskData): Uint8Array {
+  let f = GROUP_FLAGS.get(D);
+  if (!f) {
+    f = new Uint8Array(D.G);
+    const fw = D.fw,
+      dk = D.disk,
+      gc = D.gc,
+      ns = D.nostrag,
+      dur = D.dur;
+    for (let g = 0; g < D.G; g++) {
+      let x = 0;
+      for (let i = D.bounds[g]; i < D.bounds[g + 1]; i++) {
+        if (fw[i] !== 0) {
+          x |= F_FETCH;
+        }
+        if (dk[i] !== 0) {
+          x |= F_DISK;
+        }
+        if (gc[i] !== 0) {
+          x |= F_GC;
+        }
+        if (!(ns[i] >= dur[i])) {
+          x |= F_STRAG;
+        }
+      }
+      f[g] = x;
+    }
+    GROUP_FLAGS.set(D, f);
+  }
+  return f;
+}
+
+/**
+ * Replayed makespans per group, memoised per D and per setting as it reaches
+ * the group (groupFlags): the key of the setting with what cannot change the
+ * group left as measured. NaN: not replayed yet.
+ */
+const GROUP_MEMO = new WeakMap<ITaskData, Map<string, Float64Array>>();
+
+function groupMemo(D: ITaskData): Map<string, Float64Array> {
+  let memo = GROUP_MEMO.get(D);
+  if (!memo) {
+    memo = new Map();
+    GROUP_MEMO.set(D, memo);
+  }
+  return memo;
+}
+
+function groupKey(s: IScenario, slotsFactor: number, flags: number): string {
+  const io = flags & (F_FETCH | F_DISK);
+  return [
+    io ? s.disk : 1.0,
+    flags & F_FETCH ? s.network : 1.0,
+    slotsFactor,
+    flags & F_GC ? s.gc : true,
+    flags & F_STRAG ? s.stragglers : true
+  ].join('|');
+}
+
+/** One group's replay (makespan); starts / slots when given. */
+function replayGroup(
+  D: ITaskData,
+  d: Float64Array,
+  lo: number,
+  nT: number,
+  k: number,
+  w: [Float64Array, Float64Array] | null,
+  splits: Splits,
+  starts: Float64Array | null,
+  slot: Int32Array | null
+): number {
+  if (w) {
+    // executors came or went
+    return simulateWindows(D, d, lo, nT, w, splits, starts, slot);
+  }
+  const hi = lo + nT;
+  if (!splits && k >= nT) {
+    // one wave
+    let m = 0.0;
+    for (let i = lo; i < hi; i++) {
+      const x = d[i] > 0 ? d[i] : 0.0;
+      if (i === lo || x > m) {
+        m = x;
+      }
+    }
+    if (starts && slot) {
+      for (let i = lo; i < hi; i++) {
+        starts[i] = 0.0;
+        slot[i] = i - lo;
+      }
+    }
+    return m;
+  }
+  if (!splits && k === 1) {
+    // one slot
+    const dd = scratchLoc(nT);
+    for (let i = 0; i < nT; i++) {
+      dd[i] = d[lo + i] > 0 ? d[lo + i] : 0.0;
+    }
+    if (starts && slot) {
+      let c = 0.0;
+      for (let i = 0; i < nT; i++) {
+        starts[lo + i] = c;
+        slot[lo + i] = 0;
+        c += dd[i];
+      }
+    }
+    return reduceatSum(dd, 0, nT);
+  }
+  return (k <= SORTED_MAX ? simulateSorted : simulateHeap)(
+    D,
+    d,
+    lo,
+    nT,
+    k,
+    splits,
+    starts,
+    slot
+  );
+}
+
+/**
+ * replay.replay: per group makespan; starts / slots (group-relative) when
+ * asked. `src`: each task's duration (below zero counts as zero), or a
+ * scenario: then each group's durations are computed just before it is
+ * replayed (while they are in cache; nothing per task is kept), and only
+ * the groups the scenario changes are replayed (the others' makespans are
+ * remembered from an earlier replay of the same durations).
+ */
+export function replay(
+  D: ITaskData,
+  src: Float64Array | IScenario,
   slotsFactor: number,
   wantStarts: boolean
 ): IReplay {
@@ -354,114 +801,73 @@ export function replay(
   const makespan = new Float64Array(G);
   const starts = wantStarts ? new Float64Array(D.n) : null;
   const slot = wantStarts ? new Int32Array(D.n) : null;
-  const dd = new Float64Array(d.length);
-  for (let i = 0; i < d.length; i++) {
-    dd[i] = d[i] > 0 ? d[i] : 0.0;
+  const scen = src instanceof Float64Array ? null : src;
+  if (scen && DUR_SCRATCH.length < D.n) {
+    DUR_SCRATCH = new Float64Array(D.n);
   }
+  const d = scen ? DUR_SCRATCH : (src as Float64Array);
+  // the memo: one array of makespans per group class (its flags) of this setting
+  const flags = scen && !wantStarts ? groupFlags(D) : null;
+  const memo = flags ? groupMemo(D) : null;
+  const byClass: (Float64Array | undefined)[] = new Array(16);
   let maxK = 1;
   for (let g = 0; g < G; g++) {
     const lo = bounds[g],
-      hi = bounds[g + 1],
-      nT = hi - lo;
-    const splits: Splits = D.splits[g];
+      nT = bounds[g + 1] - lo;
     const win: Windows | null = D.windows ? D.windows[g] : null;
-    if (win) {
-      // executors came or went
-      const w = scaledWindows(win, slotsFactor, nT);
-      if (w[0].length > maxK) {
-        maxK = w[0].length;
-      }
-      makespan[g] = simulateWindows(D, dd, lo, nT, w, splits, starts, slot);
-      continue;
-    }
-    const k = scaledSlots(gslots[g], slotsFactor, nT);
+    const w = win ? scaledWindows(win, slotsFactor, nT) : null;
+    const k = w ? w[0].length : scaledSlots(gslots[g], slotsFactor, nT);
     if (k > maxK) {
       maxK = k;
     }
-    if (!splits && k >= nT) {
-      // one wave
-      let m = nT ? dd[lo] : 0.0;
-      for (let i = lo + 1; i < hi; i++) {
-        if (dd[i] > m) {
-          m = dd[i];
+    let known: Float64Array | undefined;
+    if (flags && memo) {
+      const c = flags[g];
+      known = byClass[c];
+      if (!known) {
+        const key = groupKey(scen!, slotsFactor, c);
+        known = memo.get(key);
+        if (!known) {
+          known = new Float64Array(G).fill(NaN);
+          memo.set(key, known);
         }
+        byClass[c] = known;
       }
-      makespan[g] = m;
-      if (starts && slot) {
-        for (let i = lo; i < hi; i++) {
-          starts[i] = 0.0;
-          slot[i] = i - lo;
-        }
-      }
-      continue;
-    }
-    if (!splits && k === 1) {
-      // one slot
-      makespan[g] = reduceatSum(dd, lo, nT);
-      if (starts && slot) {
-        let c = 0.0;
-        for (let i = lo; i < hi; i++) {
-          starts[i] = c;
-          slot[i] = 0;
-          c += dd[i];
-        }
-      }
-      continue;
-    }
-    const h = new Heap(k),
-      ht = h.t,
-      hs = h.s;
-    const loc = new Float64Array(nT); // group-relative starts (barriers need them)
-    const nSeg = splits ? splits.length + 1 : 1;
-    let next = 0;
-    for (let sg = 0; sg < nSeg; sg++) {
-      const upto = sg < nSeg - 1 ? splits![sg][0] : nT;
-      for (; next < upto; next++) {
-        // heapq.heapreplace(h, h[0] + d), inlined
-        const i = lo + next,
-          t0 = ht[0],
-          s0 = hs[0];
-        loc[next] = t0;
-        if (starts && slot) {
-          starts[i] = t0;
-          slot[i] = s0;
-        }
-        const nt = t0 + dd[i];
-        let q = 0;
-        for (;;) {
-          // sift (nt, s0) down from the root
-          const l = 2 * q + 1;
-          if (l >= k) {
-            break;
-          }
-          const r = l + 1;
-          let c = l;
-          if (r < k && (ht[r] < ht[l] || (ht[r] === ht[l] && hs[r] < hs[l]))) {
-            c = r;
-          }
-          if (ht[c] < nt || (ht[c] === nt && hs[c] < s0)) {
-            ht[q] = ht[c];
-            hs[q] = hs[c];
-            q = c;
-          } else {
-            break;
-          }
-        }
-        ht[q] = nt;
-        hs[q] = s0;
-      }
-      if (sg < nSeg - 1) {
-        // a DAG barrier: wait for the parents
-        const [pos, parents] = splits![sg];
-        const ready = barrierReady(D, dd, lo, loc, pos, parents);
-        if (ready > ht[0]) {
-          h.raise(ready);
-        }
+      const m = known[g];
+      if (m === m) {
+        makespan[g] = m;
+        continue;
       }
     }
-    makespan[g] = nT ? h.max() : 0.0;
+    if (scen) {
+      durationsInto(D, scen, d, lo, lo + nT);
+    }
+    makespan[g] = replayGroup(D, d, lo, nT, k, w, D.splits[g], starts, slot);
+    if (known) {
+      known[g] = makespan[g];
+    }
   }
   return { makespan, total: npSum(makespan), starts, slot, maxK };
+}
+
+/** Keep the makespans of a replay of scenario `s`'s durations for replay's memo. */
+function remember(
+  D: ITaskData,
+  s: IScenario,
+  slotsFactor: number,
+  makespan: Float64Array
+): void {
+  const flags = groupFlags(D),
+    memo = groupMemo(D);
+  for (let g = 0; g < D.G; g++) {
+    const key = groupKey(s, slotsFactor, flags[g]);
+    let known = memo.get(key);
+    if (!known) {
+      known = new Float64Array(D.G).fill(NaN);
+      memo.set(key, known);
+    }
+    known[g] = makespan[g];
+  }
 }
 
 /** whatif.predict: driver gaps + actual × simulated / simulated baseline. */
@@ -475,34 +881,48 @@ export function predict(D: ITaskData, sim: number): number {
 
 const FLOOR_MEMO = new WeakMap<ITaskData, Map<string, Float64Array>>();
 
-/**
- * hostcpu.with_floor: more slots on the same host cannot beat its measured CPU
- * busy share. A faster disk or network does not shrink the CPU work: their
- * floor replays the durations without those savings (Analysis.simulate's
- * cpu_d). The floor's replay depends only on the two toggles: memoised per
- * pair, so a cold move replays once, not twice.
- */
-function hostFloor(
-  D: ITaskData,
-  s: IScenario,
-  d: Float64Array,
-  r: IReplay
-): void {
+function hasHostShare(D: ITaskData): boolean {
   const share: number[] | undefined = D.meta.cpu_share;
-  const io = s.disk !== 1.0 || s.network !== 1.0;
-  if (!(s.slots > 1 || io) || !share || !share.some(x => x > 0)) {
-    return;
-  }
-  const fk = `${s.gc}|${s.stragglers}`;
+  return !!share && share.some(x => x > 0);
+}
+
+function floorMemo(D: ITaskData): Map<string, Float64Array> {
   let memo = FLOOR_MEMO.get(D);
   if (!memo) {
     memo = new Map();
     FLOOR_MEMO.set(D, memo);
   }
+  return memo;
+}
+
+function floorKey(s: IScenario): string {
+  return `${s.gc}|${s.stragglers}`;
+}
+
+/**
+ * hostcpu.with_floor: more slots on the same host cannot beat its measured CPU
+ * busy share. A faster disk or network does not shrink the CPU work: their
+ * floor replays the durations without those savings (Analysis.simulate's
+ * cpu_d) on the measured slots. That replay depends only on the two toggles:
+ * memoised per pair; its groups are the measured setting's (replay's memo),
+ * so a cold move replays once, not twice.
+ */
+function hostFloor(D: ITaskData, s: IScenario, r: IReplay): void {
+  const share: number[] = D.meta.cpu_share;
+  const io = s.disk !== 1.0 || s.network !== 1.0;
+  if (!(s.slots > 1 || io) || !hasHostShare(D)) {
+    return;
+  }
+  const memo = floorMemo(D),
+    fk = floorKey(s);
   let one = memo.get(fk);
   if (!one) {
-    const dc = io ? durations(D, { ...s, disk: 1.0, network: 1.0 }) : d;
-    one = replay(D, dc, 1.0, false).makespan;
+    one = replay(
+      D,
+      { ...s, disk: 1.0, network: 1.0, slots: 1.0 },
+      1.0,
+      false
+    ).makespan;
     memo.set(fk, one);
   }
   for (let g = 0; g < D.G; g++) {
@@ -514,16 +934,39 @@ function hostFloor(
   r.total = npSum(r.makespan);
 }
 
-/** The prediction of one setting (and, with `wantStarts`, its simulated schedule). */
+/**
+ * The prediction of one setting. Its simulated schedule (each task's start
+ * and slot) with `wantStarts`, or later from the result (`withStarts`): the
+ * predicted number needs only the makespans.
+ */
 export function whatif(
   D: ITaskData,
   s: IScenario,
   wantStarts = false
 ): IWhatIf {
-  const d = durations(D, s);
-  const r = replay(D, d, s.slots, wantStarts);
-  hostFloor(D, s, d, r);
+  const d = wantStarts ? durations(D, s) : null;
+  const r = replay(D, d ?? s, s.slots, wantStarts);
+  if (d) {
+    remember(D, s, s.slots, r.makespan);
+  }
+  hostFloor(D, s, r);
   return { predicted: predict(D, r.total), sim: r.total, d, r };
+}
+
+/**
+ * The simulated schedule of a prediction made without it: the durations and
+ * the same replay again, keeping each task's start and slot; the makespans
+ * stay the prediction's (with the host floor). Stored on `w`.
+ */
+export function withStarts(D: ITaskData, s: IScenario, w: IWhatIf): IReplay {
+  if (!w.d) {
+    w.d = durations(D, s);
+  }
+  if (!w.r.starts) {
+    const r = replay(D, w.d, s.slots, true);
+    w.r = { ...r, makespan: w.r.makespan, total: w.r.total };
+  }
+  return w.r;
 }
 
 /**

@@ -23,7 +23,8 @@ import {
   IWhatIf,
   scenarioKeep,
   simPositions,
-  whatif
+  whatif,
+  withStarts
 } from '../replay';
 import { addStyles } from '../style';
 import { ITaskData, num, taskData } from '../tasks';
@@ -411,9 +412,11 @@ async function render(el: HTMLElement, ctx: ITabContext): Promise<void> {
     });
   }
 
-  function drawSim(s: IScenario, r: IWhatIf): void {
-    const p = simPositions(D, r.r);
-    const k = Math.max(r.r.maxK, 1);
+  /** The simulated schedule of `w`: its starts replayed now, after the number is shown. */
+  function drawSim(s: IScenario, w: IWhatIf): void {
+    const r = withStarts(D, s, w);
+    const p = simPositions(D, r);
+    const k = Math.max(r.maxK, 1);
     if (k !== lanesShown) {
       lf.setLanes(k);
       lanesShown = k;
@@ -424,7 +427,7 @@ async function render(el: HTMLElement, ctx: ITabContext): Promise<void> {
     if (xr.start !== x0 / 1000 || xr.end !== x1 / 1000) {
       xr.setv({ start: x0 / 1000, end: x1 / 1000 });
     }
-    lf.fill(p.pos, r.d, r.r.slot!, { nLanes: k, keep: scenarioKeep(D, s) });
+    lf.fill(p.pos, w.d!, r.slot!, { nLanes: k, keep: scenarioKeep(D, s) });
   }
 
   function prefetch(): void {
@@ -466,7 +469,8 @@ async function render(el: HTMLElement, ctx: ITabContext): Promise<void> {
     if (hit) {
       showNumber(s, hit.predicted, hit.sim);
     } else {
-      r = whatif(D, s, true);
+      // the number first: the replay without starts (drawSim adds them)
+      r = whatif(D, s, false);
       cache.set(k, { predicted: r.predicted, sim: r.sim });
       showNumber(s, r.predicted, r.sim);
     }

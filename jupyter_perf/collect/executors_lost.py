@@ -81,11 +81,16 @@ def lost_executors(executors: pd.DataFrame, tasks: pd.DataFrame, start_ms: float
     named = errors.str.extract(LOST_FAILURE, expand=False)
     by_id = {} if executors is None or executors.empty else {
         str(e["executor_id"]): e for e in executors.to_dict("records")}
+    on = tasks["executor_id"].astype(str).to_numpy()
+    failed_on = set(on[(tasks["status"] == "FAILED").to_numpy()])
+    # removed in the window; or after it, having run one of its failed attempts: an executor
+    # killed by its task's error (an OutOfMemoryError exits it with code 52) can be removed
+    # just after the job failed and the cell ended
     ids = [eid for eid, ex in by_id.items()
-           if start_ms <= _number(ex.get("remove_ms")) <= end_ms
+           if start_ms <= _number(ex.get("remove_ms"))
+           and (_number(ex.get("remove_ms")) <= end_ms or eid in failed_on)
            and not DELIBERATE.search(_text(ex.get("remove_reason")))]
     ids += sorted(set(named.dropna()) - set(ids))
-    on = tasks["executor_id"].astype(str).to_numpy()
     succeeded = (tasks["status"] == "SUCCESS").to_numpy()
     again = resubmitted(tasks)
     rows = []
@@ -99,7 +104,11 @@ def lost_executors(executors: pd.DataFrame, tasks: pd.DataFrame, start_ms: float
         mine = on == eid
         rows.append({"executor_id": eid, "host": _text(ex.get("host")),
                      "remove_ms": removed if removed == removed else None, "reason": reason,
-                     "failed": len(said), "errors": [str(e) for e in said.head(3)],
+                     "failed": len(said),
+                     # what its lost attempts, or its own failed ones, said
+                     "errors": [str(e) for e in said.head(3)] + [
+                         str(e) for e in errors[mine & (tasks["status"] == "FAILED").to_numpy()
+                                                & (named != eid).to_numpy()].head(3)],
                      "rerun": int((again & mine).sum()),
                      "finished": int((succeeded & mine).sum())})
     return rows

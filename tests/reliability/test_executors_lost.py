@@ -94,3 +94,19 @@ def test_an_executor_lost_to_memory_says_so_with_its_last_peaks():
     # a lost worker is not a memory problem
     [line] = lost_executor_warnings(EXECUTORS, TASKS, 0, 1000)
     assert "memory" not in line
+
+
+def test_an_executor_its_own_task_killed_is_named_though_removed_after_the_window():
+    """Spark 4: the task fails with java.lang.OutOfMemoryError (not ExecutorLostFailure) and
+    the executor, exiting with code 52, is removed just after the job failed and the cell
+    ended; an executor removed after the window with none of its attempts failing is not."""
+    oom = "java.lang.OutOfMemoryError: Java heap space"
+    tasks = conform("tasks", [task(1, 0, 0, "0", "SUCCESS", 100, 200),
+                              task(2, 1, 0, "0", "FAILED", 100, 280, error=oom)])
+    executors = EXECUTORS.assign(remove_reason=["Command exited with code 52", None, None],
+                                 remove_ms=[1300, None, None])
+    [line] = lost_executor_warnings(executors, tasks, 0, 1000)
+    assert line.startswith("executor 0 (127.0.0.1) was lost 1.3 s into the run (Command exited "
+                           "with code 52): out of memory: its JVM heap was exhausted")
+    fine = tasks.assign(status="SUCCESS", error="")
+    assert lost_executor_warnings(executors, fine, 0, 1000) == []

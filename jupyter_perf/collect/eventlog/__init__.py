@@ -8,7 +8,8 @@ by job:
 
 * :mod:`.files` finds the files to read, in order (rolled and compacted logs);
 * :mod:`.codecs` decodes each file as Spark wrote it, streaming, line by line;
-* :mod:`.parser` turns the events into the application's raw tables.
+* :mod:`.parser` turns the events into the application's raw tables;
+* :mod:`.parallel` has worker processes read the task events of a large uncompressed file.
 
 The log is never held in memory. A truncated or corrupt log is read up to the break, with a
 warning naming the line; malformed events are skipped whole, each named by its line;
@@ -16,10 +17,12 @@ unknown event types are ignored.
 """
 from __future__ import annotations
 
+import gc
 import os
 
 from ...model import Run
-from .codecs import SUPPORTED_CODECS, open_lines
+from . import parallel
+from .codecs import SUPPORTED_CODECS, codec_of, open_lines
 from .files import EventLogError, in_progress, is_status_marker, log_files
 from .parser import Parser
 
@@ -41,23 +44,40 @@ def load_eventlog(path: str | os.PathLike) -> Run:
     parser.warnings.extend(warnings)
     line = 0
     total_bytes = 0
-    for file in files:
-        if is_status_marker(file):
-            continue
-        try:
-            total_bytes += os.path.getsize(file)
-            lines, stream, handle = open_lines(file)
-        except OSError as exc:
-            raise _cannot_read(file, exc, "check permissions") from None
-        try:
-            line = parser.feed(lines, line + 1)
-        except OSError as exc:
-            raise _cannot_read(file, exc, "check the file") from None
-        finally:
-            handle.close()
-        if stream is not None and stream.error:
-            parser.warnings.append(f"{stream.error}: events after line {line} are lost "
-                                   "(truncated or corrupt file); the report covers what came before")
+    pool: parallel.Pool | None = None
+    # The events make no reference cycles; the cycle collector, run again and again over
+    # the task records, only costs time (unpickling one 16 MB range's records: 0.24 s with
+    # it, 0.03 s without, measured at load ~12)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for file in files:
+            if is_status_marker(file):
+                continue
+            try:
+                total_bytes += os.path.getsize(file)
+                if parallel.usable(file, codec_of(file)):
+                    pool = pool or parallel.Pool(parallel.workers())
+                    line = pool.feed(parser, file, line + 1)
+                    continue
+                lines, stream, handle = open_lines(file)
+            except OSError as exc:
+                raise _cannot_read(file, exc, "check permissions") from None
+            try:
+                line = parser.feed(lines, line + 1)
+            except OSError as exc:
+                raise _cannot_read(file, exc, "check the file") from None
+            finally:
+                handle.close()
+            if stream is not None and stream.error:
+                parser.warnings.append(f"{stream.error}: events after line {line} are lost "
+                                       "(truncated or corrupt file); the report covers what "
+                                       "came before")
+    finally:
+        if collecting:
+            gc.enable()
+        if pool is not None:
+            pool.close()
     if total_bytes == 0:
         raise EventLogError(f"{path} is empty: Spark had not written any event yet; wait for the "
                             "application to start or pick another log")

@@ -40,6 +40,11 @@ class BadEvent(ValueError):
     """An event of a known type with a field of the wrong type or shape."""
 
 
+# what a handler raises on a malformed event (the line is skipped and named)
+HANDLER_ERRORS = (BadEvent, KeyError, IndexError, TypeError, ValueError, AttributeError,
+                  OverflowError, RecursionError)
+
+
 # ---------------------------------------------------------------------------
 # One task attempt: a generated reader of its numbers, from the model's field map.
 # ---------------------------------------------------------------------------
@@ -289,6 +294,67 @@ def lenient_json(line: bytes) -> Any:
         return None
 
 
+_TASK, _STAGE, _ATTEMPT, _INDEX, _FINISH = (_COLUMN[f] for f in (
+    "Task Info.Task ID", "Stage ID", "Stage Attempt ID", "Task Info.Index",
+    "Task Info.Finish Time"))
+_START_TASK, _START_STAGE, _START_ATTEMPT, _START_INDEX, _START_LAUNCH = (
+    _START_COLUMN[f] for f in ("Task Info.Task ID", "Stage ID", "Stage Attempt ID",
+                               "Task Info.Index", "Task Info.Launch Time"))
+_LAZY = "lazy"                 # a record's SQL updates: read when its stage is known to be SQL
+_BAD_ACCUMULABLES = "'Task Info.Accumulables' is not a JSON array"
+
+
+def _strings(info: dict) -> tuple[str, str, str, bool]:
+    spec = info.get("Speculative")
+    if spec is not None and type(spec) is not bool:
+        raise BadEvent(f"'Task Info.Speculative' is {type(spec).__name__}, expected true or "
+                       "false")
+    return (_text(info.get("Executor ID"), "Task Info.Executor ID"),
+            _text(info.get("Host"), "Task Info.Host"),
+            _text(info.get("Locality"), "Task Info.Locality"), bool(spec))
+
+
+def _status(info: dict, reason: dict | None) -> tuple[str, str]:
+    if reason is None:
+        return "RUNNING", ""
+    get = info.get
+    status = ("FAILED" if get("Failed") else "KILLED" if get("Killed") else
+              "SUCCESS" if get("Finish Time") else "UNKNOWN")
+    return status, (_error_of(reason) if status != "SUCCESS" else "")
+
+
+def task_start_record(e: dict) -> tuple[array, tuple[str, str, str, bool]]:
+    """A TaskStart, read and checked: (its numbers, its strings). Needs no parser state."""
+    row = _numbers(_read_numbers(e, "start"), START_FIELDS)
+    return row, _strings(_obj(e.get("Task Info"), "Task Info"))
+
+
+def task_end_record(e: dict, accumulables: bytes | None) -> tuple[array, tuple]:
+    """A TaskEnd, read and checked: (its numbers, (strings, has metrics, status, error,
+    end reason, SQL updates (``_LAZY``: not read yet), raw accumulables, Task Info)).
+    ``accumulables``: the raw items :func:`split_accumulables` cut out, or None. Needs no
+    parser state."""
+    info = _obj(e.get("Task Info"), "Task Info")
+    reason = _obj(e.get("Task End Reason"), "Task End Reason")
+    metrics = e.get("Task Metrics")
+    _obj(metrics, "Task Metrics")
+    kind = reason.get("Reason", "Success")
+    row = _numbers(_read_numbers(e))
+    strings = _strings(info)
+    status, error = _status(info, reason)
+    return row, (strings, bool(metrics), status, error, kind, _LAZY, accumulables, info)
+
+
+def task_updates(accumulables: bytes | None, info: dict | None) -> list[tuple[int, int]]:
+    """A TaskEnd's SQL metric updates, from the raw accumulables if they were cut out, else
+    from its parsed Task Info."""
+    try:
+        return sql_updates(accumulables) if accumulables is not None else \
+            _updates_of((info or _EMPTY).get("Accumulables"))
+    except (orjson.JSONDecodeError, ValueError):
+        raise BadEvent(_BAD_ACCUMULABLES) from None
+
+
 class Parser:
     """Event handlers that accumulate a whole application; :meth:`build` makes the ``Run``."""
 
@@ -386,11 +452,14 @@ class Parser:
                     continue
             try:
                 handler(event)
-            except (BadEvent, KeyError, IndexError, TypeError, ValueError, AttributeError,
-                    OverflowError, RecursionError) as exc:
-                why = str(exc) if isinstance(exc, BadEvent) else f"{type(exc).__name__}: {exc}"
-                self.skip(lineno, f"{event['Event'].removeprefix('SparkListener')} {why}")
+            except HANDLER_ERRORS as exc:
+                self.fail(lineno, event["Event"], exc)
         return lineno
+
+    def fail(self, lineno: int, event: str, exc: Exception) -> None:
+        """The event on line ``lineno`` is malformed: skipped, and why."""
+        why = str(exc) if isinstance(exc, BadEvent) else f"{type(exc).__name__}: {exc}"
+        self.skip(lineno, f"{event.removeprefix('SparkListener')} {why}")
 
     def skip(self, lineno: int, why: str) -> None:
         """A line not taken: named in :meth:`skipped_warning` and ``run.extra``."""
@@ -574,69 +643,51 @@ class Parser:
                                _text(e.get("errorMessage"), "errorMessage"))
 
     # -- tasks -----------------------------------------------------------------
+    # Each task event is read in two steps: ``task_start_record`` / ``task_end_record`` read
+    # and check the event and need no state (a worker process can run them, see
+    # :mod:`.parallel`); ``_task_start`` / ``_task_end`` fold the record into the parser.
     def on_task_start(self, e: dict) -> None:
-        row = _numbers(_read_numbers(e, "start"), START_FIELDS)
-        strings = self._strings(_obj(e.get("Task Info"), "Task Info"))
-        launch = row[_START_COLUMN["Task Info.Launch Time"]]
-        task_id = int(row[_START_COLUMN["Task Info.Task ID"]])
+        row, strings = task_start_record(e)
+        self._task_start(row, strings)
+
+    def _task_start(self, row: array, strings: tuple[str, str, str, bool]) -> None:
+        launch = row[_START_LAUNCH]
+        task_id = int(row[_START_TASK])
         self.running[task_id] = (row, strings)
         self._seen(launch)
-        key = (int(row[_START_COLUMN["Stage ID"]]), int(row[_START_COLUMN["Stage Attempt ID"]]))
+        key = (int(row[_START_STAGE]), int(row[_START_ATTEMPT]))
         if key[0] in self.sql.sql_stages:
-            self.sql.task_start(key[0], key[1], task_id, int(row[_START_COLUMN["Task Info.Index"]]))
+            self.sql.task_start(key[0], key[1], task_id, int(row[_START_INDEX]))
         st = self.stages.get(key)
         if st is not None and not st["first_task_launched_ms"] <= launch:   # NaN or later
             st["first_task_launched_ms"] = launch
 
     def on_task_end(self, e: dict) -> None:
-        info = _obj(e.get("Task Info"), "Task Info")
-        reason = _obj(e.get("Task End Reason"), "Task End Reason")
-        metrics = e.get("Task Metrics")
-        _obj(metrics, "Task Metrics")
-        kind = reason.get("Reason", "Success")
-        row = _numbers(_read_numbers(e))
-        strings = self._strings(info)
-        task_id = int(row[_COLUMN["Task Info.Task ID"]])
-        status, error = self._status(info, reason)
-        stage_id = int(row[_COLUMN["Stage ID"]])
+        row, record = task_end_record(e, self._accumulables)
+        self._task_end(row, record)
+
+    def _task_end(self, row: array, record: tuple) -> None:
+        strings, has_metrics, status, error, kind, updates, raw, info = record
+        task_id = int(row[_TASK])
+        stage_id = int(row[_STAGE])
         if stage_id in self.sql.sql_stages:
-            raw = self._accumulables
-            try:
-                updates = sql_updates(raw) if raw is not None else \
-                    _updates_of(info.get("Accumulables"))
-            except (orjson.JSONDecodeError, ValueError):
-                raise BadEvent("'Task Info.Accumulables' is not a JSON array") from None
-            self.sql.task_end(stage_id, int(row[_COLUMN["Stage Attempt ID"]]), task_id,
-                              int(row[_COLUMN["Task Info.Index"]]), status == "SUCCESS", updates)
+            if updates is _LAZY:
+                updates = task_updates(raw, info)
+            elif updates is None:                  # found bad by a worker
+                raise BadEvent(_BAD_ACCUMULABLES)
+            self.sql.task_end(stage_id, int(row[_ATTEMPT]), task_id, int(row[_INDEX]),
+                              status == "SUCCESS", updates)
         if kind == "Resubmitted" and task_id not in self.running:
             return   # a finished map task re-run after its executor was lost: Spark keeps the first
         self.running.pop(task_id, None)
-        self._add_task(row, strings, bool(metrics), status, error)
-        self._seen(row[_COLUMN["Task Info.Finish Time"]])
+        self._add_task(row, strings, has_metrics, status, error)
+        self._seen(row[_FINISH])
         failed = kind != "Success" and kind not in _KILLED_REASONS
         if failed or kind in _KILLED_REASONS:
-            for job_id in self.stage_jobs.get(int(row[_COLUMN["Stage ID"]]), ()):
+            for job_id in self.stage_jobs.get(stage_id, ()):
                 job = self.jobs.get(job_id)
                 if job is not None:
                     job["num_failed_tasks" if failed else "num_killed_tasks"] += 1
-
-    def _strings(self, info: dict) -> tuple[str, str, str, bool]:
-        spec = info.get("Speculative")
-        if spec is not None and type(spec) is not bool:
-            raise BadEvent(f"'Task Info.Speculative' is {type(spec).__name__}, expected true or "
-                           "false")
-        return (_text(info.get("Executor ID"), "Task Info.Executor ID"),
-                _text(info.get("Host"), "Task Info.Host"),
-                _text(info.get("Locality"), "Task Info.Locality"), bool(spec))
-
-    @staticmethod
-    def _status(info: dict, reason: dict | None) -> tuple[str, str]:
-        if reason is None:
-            return "RUNNING", ""
-        get = info.get
-        status = ("FAILED" if get("Failed") else "KILLED" if get("Killed") else
-                  "SUCCESS" if get("Finish Time") else "UNKNOWN")
-        return status, (_error_of(reason) if status != "SUCCESS" else "")
 
     def _add_task(self, row: array, strings: tuple[str, str, str, bool], has_metrics: bool,
                   status: str, error: str) -> None:

@@ -169,15 +169,21 @@ class ClassicWindow:
         Spark's peaks never go down, so an executor's peak counts only once it rose above
         what its first sample in the window showed (a peak an earlier cell set is not this
         cell's). None until one rose."""
-        rows = list(self.sampler.rows) if self.sampler is not None else []
-        if not rows:
-            return None
-        table = conform_rest("memory", rows)[["time_ms", "executor_id", "peak_jvm_heap_bytes"]]
-        table = table.dropna().sort_values("time_ms", kind="stable")
-        by = table.groupby("executor_id")["peak_jvm_heap_bytes"]
-        first, last = by.first(), by.last()
-        rose = last[last > first]
-        return float(rose.max()) if len(rose) else None
+        rows = self.sampler.rows if self.sampler is not None else []
+        # only the samples added since the last poll are read (the sampler appends in time
+        # order): a long cell's display costs the same at its end as at its start
+        seen = getattr(self, "_heap_seen", 0)
+        first: dict = self.__dict__.setdefault("_heap_first", {})
+        last: dict = self.__dict__.setdefault("_heap_last", {})
+        new = rows[seen:]
+        self._heap_seen = seen + len(new)
+        if new:
+            table = conform_rest("memory", new)[["executor_id", "peak_jvm_heap_bytes"]].dropna()
+            for executor, heap in zip(table["executor_id"], table["peak_jvm_heap_bytes"]):
+                first.setdefault(executor, heap)
+                last[executor] = heap
+        rose = [heap for executor, heap in last.items() if heap > first[executor]]
+        return float(max(rose)) if rose else None
 
     def stop_background(self) -> None:
         """Stop the sampler and poller threads without collecting (start() failed)."""

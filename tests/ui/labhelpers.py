@@ -192,3 +192,14 @@ def lab_fixtures(notebook: Path):
         context.close()
 
     return lab, page
+
+
+def open_sidebar(page):
+    """The "Spark runs" sidebar, opened (its tab clicked only when it is hidden)."""
+    tab = page.locator('.jp-SideBar.jp-mod-left .lm-TabBar-tab[title="Spark runs"]')
+    tab.wait_for()
+    if page.locator("#jupyter-perf-sidebar").is_hidden():
+        tab.click()
+    sidebar = page.locator("#jupyter-perf-sidebar")
+    sidebar.wait_for(state="visible")
+    return sidebar

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from labhelpers import KERNEL_IDLE_JS, api, lab_fixtures, notebook_js, require_browser
+from labhelpers import KERNEL_IDLE_JS, api, lab_fixtures, notebook_js, open_sidebar, require_browser
 
 from jupyter_perf.atomic import EXPORT_MARKER
 from jupyter_perf.service.comparing import export_id
@@ -49,12 +49,7 @@ def _run_the_notebook(lab, page, sidebar) -> dict[str, dict]:
 
 
 def test_pick_two_runs_compare_and_export(lab, page, browser):
-    tab = page.locator('.jp-SideBar.jp-mod-left .lm-TabBar-tab[title="Spark runs"]')
-    tab.wait_for()
-    if page.locator("#jupyter-perf-sidebar").is_hidden():
-        tab.click()
-    sidebar = page.locator("#jupyter-perf-sidebar")
-    sidebar.wait_for(state="visible")
+    sidebar = open_sidebar(page)
     runs = _run_the_notebook(lab, page, sidebar)
     a, b = runs[LABELS[0]]["run_id"], runs[LABELS[1]]["run_id"]
 

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from labhelpers import KERNEL_IDLE_JS, TOKEN, notebook_js, open_page, require_browser, start_lab
+from labhelpers import KERNEL_IDLE_JS, TOKEN, notebook_js, open_page, open_sidebar, require_browser, start_lab
 
 require_browser()
 
@@ -124,12 +124,7 @@ def test_the_history_tab_draws_the_cells_runs(lab, page):
 
 
 def test_the_sidebar_shows_each_cells_sparkline(lab, page):
-    tab = page.locator('.jp-SideBar.jp-mod-left .lm-TabBar-tab[title="Spark runs"]')
-    tab.wait_for()
-    if page.locator("#jupyter-perf-sidebar").is_hidden():
-        tab.click()
-    sidebar = page.locator("#jupyter-perf-sidebar")
-    sidebar.wait_for(state="visible")
+    sidebar = open_sidebar(page)
     ids = lab["ids"]
     newest = sidebar.locator(f".jp-perf-run-item[data-run-id='{ids[-1]}']")
     newest.wait_for(timeout=60_000)

@@ -20,7 +20,17 @@ import time
 from pathlib import Path
 
 import pytest
-from labhelpers import KERNEL_IDLE_JS, REPO, TOKEN, api, notebook_js, open_page, require_browser, start_lab
+from labhelpers import (
+    KERNEL_IDLE_JS,
+    REPO,
+    TOKEN,
+    api,
+    notebook_js,
+    open_page,
+    open_sidebar,
+    require_browser,
+    start_lab,
+)
 
 from jupyter_perf import fmt
 from jupyter_perf.atomic import EXPORT_MARKER
@@ -52,14 +62,6 @@ def page(lab, browser):
 
 #: The open sidebar.ipynb panel, whichever main-area tab is current.
 NOTEBOOK_JS = notebook_js("sidebar.ipynb")
-
-
-def _open_sidebar(page) -> None:
-    tab = page.locator('.jp-SideBar.jp-mod-left .lm-TabBar-tab[title="Spark runs"]')
-    tab.wait_for()
-    if page.locator("#jupyter-perf-sidebar").is_hidden():
-        tab.click()
-    page.locator("#jupyter-perf-sidebar").wait_for(state="visible")
 
 
 def _check_narrow_sidebar(page) -> None:
@@ -94,7 +96,7 @@ def _wait_for_kernel_idle(page, timeout_ms: int) -> None:
 
 
 def test_sidebar_end_to_end(lab, page):
-    _open_sidebar(page)
+    open_sidebar(page)
     sidebar = page.locator("#jupyter-perf-sidebar")
 
     # 1. An empty store: the empty state explains what to do.
@@ -225,7 +227,7 @@ def test_sidebar_end_to_end(lab, page):
     # 7. A browser reload (the saved layout, no ?reset): everything comes back.
     page.goto(f"{lab['url']}/lab/tree/sidebar.ipynb?token={TOKEN}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-    _open_sidebar(page)
+    open_sidebar(page)
     sidebar.locator(".jp-perf-run-item", has_text="ui-test").wait_for(timeout=60_000)
     assert sidebar.locator(".jp-perf-run-item").count() == 2
     # the report tab opened before the reload is back, under the run's label, not its id

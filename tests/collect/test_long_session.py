@@ -15,6 +15,7 @@ more requests in an old session than in a young one. Runs in both legs (``make t
 """
 from __future__ import annotations
 
+import pandas as pd
 import pyspark
 import pytest
 import requests
@@ -22,6 +23,7 @@ from sparkhelpers import make_spark
 
 import jupyter_perf as jp
 from jupyter_perf.collect import rest as rest_module
+from jupyter_perf.model import PEAK_MEMORY_COLUMNS
 
 pytestmark = pytest.mark.spark4
 SPARK4 = int(pyspark.__version__.split(".")[0]) >= 4
@@ -242,3 +244,52 @@ def test_the_whole_application_is_read_past_every_first_page(spark):
                  if e["successJobIds"] or e["failedJobIds"] or e["runningJobIds"]}
     assert len(with_jobs) > 200
     assert with_jobs <= set(whole.sql["execution_id"])
+
+
+def regex_filter(spark):
+    from pyspark.sql import functions as F
+    (spark.range(0, 1_500_000, 1, 4)
+     .select(F.concat(F.lit("abc"), F.col("id").cast("string"), F.lit("xyz")).alias("s"))
+     .where(F.col("s").rlike("^a.*(1|2)3+x")).count())
+
+
+def test_profile_memory_and_history_after_hundreds_of_queries(spark):
+    """The views added since the long-session fixes (issues P, V, T), measured as they are
+    used: a cell run twice, profiled, in a session that ran ~670 queries and evicted most of
+    them from its UI. The profile is attributed to this window's stages and plan operators,
+    the per-stage memory peaks are this window's stages' and equal Spark's REST stage data,
+    and the cell's history holds both runs."""
+    from test_memory_real import rest_stage_peaks
+
+    assert len(listed(spark)) >= 240                  # the UI is full: evicting
+    label = "long-session regex"
+    runs = [jp.measure(lambda: regex_filter(spark), spark=spark, label=label, profile=True)
+            for _ in range(2)]
+    run = runs[-1]
+    a = jp.analyze(run)
+    stages = {int(s) for s in run.stages["stage_id"]}
+    assert min(stages) > 250, sorted(stages)          # a long session's stage ids
+    # P: the samples are this window's, mapped to its plan's operators
+    assert not [w for w in run.warnings if w.startswith("no CPU profile")], run.warnings
+    assert not run.operators.empty and a.summary()["profile"]["samples"] > 0
+    hot = a.hot_functions
+    regex = hot[hot["function"].str.contains(r"^java\.util\.regex\.", regex=True)]
+    assert len(regex), hot.head(15).to_string()
+    assert regex.iloc[0]["operator"].startswith("Filter")
+    assert set(regex.iloc[0]["stage_ids"]) <= stages
+    # V: per-stage peaks of this window's stage attempts only, each equal to Spark's own
+    st = run.stage_memory
+    assert set(zip(st["stage_id"], st["attempt"])) == \
+        set(zip(run.tasks["stage_id"], run.tasks["stage_attempt"]))
+    for sid in sorted(set(st["stage_id"])):
+        ours = st[st["stage_id"] == sid][["stage_id", "attempt", "executor_id",
+                                          *PEAK_MEMORY_COLUMNS]].reset_index(drop=True)
+        theirs = rest_stage_peaks(spark, sid)[["stage_id", "attempt", "executor_id",
+                                               *PEAK_MEMORY_COLUMNS]]
+        pd.testing.assert_frame_equal(
+            ours, theirs.sort_values(["stage_id", "attempt", "executor_id"])
+            .reset_index(drop=True), check_dtype=False)
+    # T: the cell's series, the first run of its code in the application cold
+    h = jp.history(label)
+    assert h["run_id"].tolist() == [r.run_id for r in runs]
+    assert h["warm"].tolist() == [False, True]

@@ -82,6 +82,15 @@ def history(cell_or_label_or_run, **options):
     return _history(cell_or_label_or_run, **options)
 
 
+def regressions(notebook=None, **options):
+    """The cells that regressed, as a DataFrame: one row per cell whose latest warm run the one
+    noise rule flags (its run id, measured wall time, expected band, what moved);
+    ``notebook=PATH`` or ``app_id=ID`` (a kernel's Spark application) narrows it
+    (``service/history.py``)."""
+    from .service.history import regressions as _regressions
+    return _regressions(notebook=notebook, **options)
+
+
 def compare_html(comparison) -> str:
     """A comparison as one standalone HTML document (no script, no network needed)."""
     from .service.comparing import compare_html as _compare_html
@@ -109,4 +118,5 @@ def load_ipython_extension(ipython) -> None:
 
 
 __all__ = ["Run", "__version__", "always_on", "analyze", "compare", "compare_html", "history", "last_run",
-           "load_eventlog", "load_ipython_extension", "load_rest", "measure", "report_html", "spark_session"]
+           "load_eventlog", "load_ipython_extension", "load_rest", "measure", "regressions", "report_html",
+           "spark_session"]

@@ -7,6 +7,7 @@
     jupyter-perf compare A B [--json] [--html OUT [--force]]
     jupyter-perf accuracy [--json]
     jupyter-perf history RUN_OR_LABEL [--json]
+    jupyter-perf regressions [--notebook PATH] [--app APP_ID] [--json]
 
 Errors are one line on stderr with the next step, and exit code 2 (no traceback; set
 ``JUPYTER_PERF_DEBUG=1`` to see one).
@@ -42,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     from ._version import __version__
     p.add_argument("--version", action="version", version=f"jupyter-perf {__version__}")
     sub = p.add_subparsers(dest="command",
-                           metavar="{analyze,runs,report,compare,accuracy,history}",
+                           metavar="{analyze,runs,report,compare,accuracy,history,regressions}",
                            parser_class=_Parser)
     sub.required = True
 
@@ -111,6 +112,15 @@ def _compare_parsers(sub) -> None:
                        "moved (docs/compare.md).")
     h.add_argument("what", metavar="RUN_OR_LABEL", help="a run id, a label or a cell id")
     h.add_argument("--json", action="store_true", help="print the rows as JSON")
+    g = sub.add_parser("regressions", help="the cells whose latest warm run regressed",
+                       description="One line per cell (runs grouped as history groups them) "
+                       "whose latest warm run is beyond the band of its usual runs: the run, "
+                       "its wall time, the band, and what moved (docs/compare.md).")
+    g.add_argument("--notebook", metavar="PATH", default=None,
+                   help="only the cells run in this notebook (its path as stored)")
+    g.add_argument("--app", metavar="APP_ID", default=None,
+                   help="only the runs of this Spark application (a kernel's session)")
+    g.add_argument("--json", action="store_true", help="print the rows as JSON")
 
 
 # ---------------------------------------------------------------------------
@@ -126,9 +136,9 @@ def _write(path: str, text: str, run_id: str, force: bool) -> str:
             from None
 
 
-def _report(analysis_or_run) -> str:
+def _report(analysis_or_run, series: dict | None = None) -> str:
     from .render import report_html
-    return report_html(analysis_or_run)
+    return report_html(analysis_or_run, series)
 
 
 def _text_summary(s: dict, run_id: str | None) -> str:
@@ -230,7 +240,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     except KeyError:
         raise CliError(f"no stored run {args.run_id}; list them with `jupyter-perf runs`") from None
     from .analysis import analyze
-    out = _write(args.output, _report(analyze(run)), run.run_id, args.force)
+    from .service.history import report_series
+    out = _write(args.output, _report(analyze(run), report_series(run)), run.run_id, args.force)
     print(f"wrote {out}")
     return 0
 
@@ -267,6 +278,21 @@ def cmd_history(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print(history_text(h))
+    return 0
+
+
+def cmd_regressions(args: argparse.Namespace) -> int:
+    from .service.history import regressions, regressions_text
+
+    r = regressions(notebook=args.notebook, app_id=args.app)
+    if args.json:
+        rows = json.loads(r.drop(columns=["start"]).to_json(orient="records"))
+        json.dump({"regressions": rows} | {k: r.attrs.get(k) for k in
+                                           ("cells", "known", "need_more", "scope")},
+                  sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(regressions_text(r))
     return 0
 
 
@@ -327,7 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     _say_warnings()
     handlers = {"analyze": cmd_analyze, "runs": cmd_runs, "report": cmd_report,
-                "compare": cmd_compare, "accuracy": cmd_accuracy, "history": cmd_history}
+                "compare": cmd_compare, "accuracy": cmd_accuracy, "history": cmd_history,
+                "regressions": cmd_regressions}
     try:
         return handlers[args.command](args)
     except (JupyterPerfError, EventLogError, RestError, SourceError) as exc:

@@ -124,3 +124,69 @@ def test_a_cells_series_cold_warm_and_the_only_regression(shell, capsys):
     rows = {r["key"]: r for r in shown["tabs"]["summary"]["key_numbers"]}
     assert rows["series"]["items"][0]["t"].startswith(f"{n}th run of this cell: slower")
 
+
+
+#: The drift: the cell's data grows by DRIFT per run over DRIFT_RUNS warm runs (×1.98 in all),
+#: the same code (the row count is a variable set outside the cell, so the code fingerprint,
+#: the sha-256 of the cell's body, stays the same) and the same settings. Each row sleeps
+#: ROW_SLEEP_MS in the executor (``reflect``: JVM only, no Python worker), so the data sets a
+#: floor under the wall time that a busy host can only add to: the drift is the designed
+#: effect, the host's load the noise. 2 partitions on local[2]: 2 s, growing to 3.9 s.
+DRIFT = 0.05
+DRIFT_RUNS = 14
+DRIFT_ROWS = 400
+ROW_SLEEP_MS = 10
+DRIFT_CELL = ("%%perfmeasure --label drift-history\n"
+              "spark.range(0, n_rows, 1, 2).selectExpr(\n"
+              f"    \"reflect('java.lang.Thread', 'sleep', CAST({ROW_SLEEP_MS} AS BIGINT))\").collect()\n")
+
+
+def test_a_gradual_drift_is_found_by_the_change_points(shell):
+    """Issue T, Must show: a gradual drift over a series found. Each run is a little slower
+    than the one before, so the band of the runs before it moves with it; the change-point test
+    over the warm runs finds where the level rose: the level after it is above the level
+    before, and ``change`` says what moved (no setting, no code: the data)."""
+    from jupyter_perf.analysis.series import MIN_SEGMENT, change_points
+
+    ids = []
+    for k in range(1 + DRIFT_RUNS):                             # the first is cold
+        n = round(DRIFT_ROWS * (1 + DRIFT) ** max(0, k - 1))
+        shell.user_ns["n_rows"] = n
+        result, cap = run_cell(shell, DRIFT_CELL)
+        assert result.error_in_exec is None, cap.stderr
+        wait_pending()
+        run = jp.last_run()
+        assert run.status == "ok", run.error
+        ids.append(run.run_id)
+    h = jp.history("drift-history")
+    walls = str(h["wall_ms"].round().tolist())
+    assert h["run_id"].tolist() == ids
+    # one code, one setting: the data is all that changed
+    assert h["code"].nunique() == 1 and h["settings"].nunique() == 1
+    assert h["warm"].tolist() == [False] + [True] * DRIFT_RUNS
+    # the change points: jp.history's are the rule's on the warm runs' measured wall times
+    warm = h[h["warm"] == True]                                  # noqa: E712
+    points = h.attrs["change_points"]
+    assert [p["index"] for p in points] == [p["index"] for p in
+                                            change_points(warm["wall_ms"].tolist())]
+    assert h["change_point"].sum() == len(points)
+    # the drift is found: a level starts at a later run, higher than the level before it
+    assert points, f"no change point in the warm runs {walls}"
+    up = [p for p in points if p["after_ms"] > p["before_ms"]]
+    assert up, f"no upward change point: {points} in {walls}"
+    first = up[0]
+    assert MIN_SEGMENT <= first["index"] <= DRIFT_RUNS - MIN_SEGMENT
+    row = h[h["run_id"] == first["run_id"]].iloc[0]
+    assert bool(row["change_point"]) and bool(row["warm"])
+    # what moved there: compare's decomposition against the previous warm run, no setting or
+    # code named (neither changed)
+    assert "vs run " in row["change"] and "code changed" not in row["change"]
+    assert "spark." not in row["change"], row["change"]
+    # the notebook-level list (jp.regressions, %perfmeasure regressions kernel) agrees with the
+    # history: the cell is listed exactly when its latest warm run was flagged
+    flagged = bool(h["regression"].iloc[-1])
+    listed = jp.regressions(app_id=jp.last_run().app_id)
+    assert listed["run_id"].tolist() == ([ids[-1]] if flagged else [])
+    assert (listed.attrs["cells"], listed.attrs["known"]) == (1, 1)
+    _, cap = run_cell(shell, "%perfmeasure regressions kernel")
+    assert (ids[-1] in cap.stdout) == flagged and "1 cell" in cap.stdout, cap.stdout

@@ -51,6 +51,9 @@ HELP = """%%perfmeasure [-o NAME] [--label TEXT] [--no-report] [--ui URL] [--pro
                               (%%perfmeasure --advised-by RUN_ID: compared with RUN_ID when run)
 %perfmeasure history [CELL]   every stored run of a cell (a run id, label or cell id; none:
                               the latest run's cell): warm or cold, expected band, regressions
+%perfmeasure regressions [all | kernel | NOTEBOOK]
+                              the cells whose latest warm run regressed (default: this
+                              notebook's; kernel: this kernel's Spark application's runs)
 %perfmeasure help             this text
 """
 
@@ -80,7 +83,7 @@ class PerfMagics(Magics):
     # -- line magic ---------------------------------------------------------
     def _line(self, rest: list[str], app: str | None = None):
         verb = rest[0] if rest else "help"
-        if verb in ("list", "show", "export", "compare", "advice", "history"):
+        if verb in ("list", "show", "export", "compare", "advice", "history", "regressions"):
             wait_pending()          # the runs of the cells that just ended are in the store
         if verb == "help":
             print(HELP)
@@ -99,7 +102,7 @@ class PerfMagics(Magics):
             self._export(rest[1], rest[2] if len(rest) == 3 else None)
         elif verb == "analyze" and len(rest) == 2:
             self._analyze(rest[1], app)
-        elif verb in ("compare", "advice", "history") and len(rest) <= 3:   # J, T: verbs.py
+        elif verb in ("compare", "advice", "history", "regressions") and len(rest) <= 3:  # J, T
             from .verbs import magic_verb
             magic_verb(self.shell, rest)
         else:
@@ -120,13 +123,14 @@ class PerfMagics(Magics):
 
     def _export(self, run_id: str, path: str | None):
         from ..render import export
+        from ..service.history import report_series
 
         run = self._load(run_id)
         if run is None:
             return
         target = path or f"jupyter-perf-{run.run_id}.html"
         try:
-            written = export(run, target)
+            written = export(run, target, report_series(run))   # the History tab too
         except JupyterPerfError as exc:             # refused: a link, another file (atomic.py)
             print(f"perfmeasure: {exc}", file=sys.stderr)
             return

@@ -54,6 +54,9 @@ def magic_verb(shell: Any, rest: list[str]) -> None:
         if verb == "history":
             _history(" ".join(ids) if ids else None)
             return
+        if verb == "regressions":
+            _regressions(shell, ids)
+            return
         if verb == "compare":
             if len(ids) == 2:
                 c = compare(ids[0], ids[1])
@@ -84,6 +87,36 @@ def _history(what: str | None) -> None:
             return
     try:
         print(history_text(history(target)))
+    except HistoryError as exc:
+        _say(str(exc))
+
+
+def _regressions(shell: Any, words: list[str]) -> None:
+    """``%perfmeasure regressions [all | kernel | NOTEBOOK]``: the cells whose latest warm run
+    regressed, printed as ``jupyter-perf regressions`` prints them. None: this notebook's cells
+    when the kernel knows its notebook, else every stored run; ``kernel``: the runs of this
+    kernel's Spark application (its latest run's)."""
+    import os
+
+    from ..service.history import HistoryError, regressions, regressions_text
+    from .measuring import last_run
+
+    what = " ".join(words)
+    notebook, app_id = None, None
+    if what == "kernel":
+        run = last_run()
+        if run is None or not run.app_id:
+            _say("no run with a Spark application in this kernel yet: run a %%perfmeasure "
+                 "cell, or use %perfmeasure regressions all")
+            return
+        app_id = run.app_id
+    elif what and what != "all":
+        notebook = what
+    elif not what:
+        ns = getattr(shell, "user_ns", None) or {}
+        notebook = str(ns.get("__session__") or os.environ.get("JPY_SESSION_NAME", "")) or None
+    try:
+        print(regressions_text(regressions(notebook=notebook, app_id=app_id)))
     except HistoryError as exc:
         _say(str(exc))
 

@@ -18,19 +18,21 @@ from .views import report_payload
 TITLE = "jupyter-perf report"
 
 
-def report_html(obj: Run | Analysis) -> str:
+def report_html(obj: Run | Analysis, series: dict | None = None) -> str:
     """One standalone HTML document of a Run or an Analysis. A Run is analysed first; if that
     fails, the fallback report (header, breakdown, stages) with the reason, so a measured run
-    always renders."""
+    always renders. ``series``: the cell's stored runs (``service/history.report_series``: the
+    History tab and the Summary's context line, as in the notebook), if any."""
     if not isinstance(obj, (Run, Analysis)):
         raise TypeError(f"expected a jupyter_perf Run or Analysis, got {type(obj).__name__}")
-    payload = report_payload(obj)
+    payload = report_payload(obj, series)
     return standalone.report_page(payload, f"{TITLE}: {payload['title']}")
 
 
-def export(obj: Run | Analysis, path: str | os.PathLike) -> str:
-    """Write the standalone report to ``path`` atomically (temp file + rename); returns the path."""
+def export(obj: Run | Analysis, path: str | os.PathLike, series: dict | None = None) -> str:
+    """Write the standalone report to ``path`` atomically (temp file + rename); returns the path.
+    ``series``: as for :func:`report_html`."""
     path = os.fspath(path)
-    html = report_html(obj)
+    html = report_html(obj, series)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     return write_export(path, html, getattr(obj, "run", obj).run_id)   # atomic.py: never through a link

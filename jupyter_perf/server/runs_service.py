@@ -158,11 +158,30 @@ def delete_run(root: str | None, run_id: str) -> dict[str, Any]:
 
 
 # -- the report, cached inside the run directory (report_cache.py) -------------------------
-def render_report(run) -> str:
-    """The standalone report HTML of a Run (the one public render entry point)."""
+def render_report(run, store=None) -> str:
+    """The standalone report HTML of a Run (the one public render entry point), with its
+    cell's series (the History tab) when the store holds other runs of the cell."""
     from ..render import report_html
+    from ..service.history import report_series
 
-    return report_html(run)
+    return report_html(run, report_series(run, store))
+
+
+def _series_key(store, run_id: str) -> str:
+    """Which runs the report's History tab was drawn from (the cell's runs in the index):
+    a cached report is drawn again when its cell gets another run."""
+    import hashlib
+
+    from ..service.history import SERIES_READ, cell_rows
+    try:
+        row = store.get(run_id)
+        rows = cell_rows(store, row, SERIES_READ) if row else []
+    except Exception:  # broad: the key only decides whether to draw again
+        return ""
+    if len(rows) < 2:
+        return ""
+    seen = sorted(f"{r['run_id']}/{r.get('wall_ms')}/{r.get('status')}" for r in rows)
+    return hashlib.sha256("|".join(seen).encode()).hexdigest()[:16]
 
 
 def _render(store, run_id: str) -> str:
@@ -173,7 +192,7 @@ def _render(store, run_id: str) -> str:
     except StoreError as exc:
         raise _store_error(exc) from exc
     try:
-        return render_report(run)
+        return render_report(run, store)
     except Exception as exc:  # a bug in render must not look like a missing run
         raise ApiError(500, f"could not render the report of run {run_id}: "
                             f"{one_line(exc, limit=200)}; see the server log") from exc
@@ -192,7 +211,7 @@ def report(root: str | None, run_id: str, refresh: bool = False,
     run_dir = store.run_dir(run_id)
     with report_cache.run_lock(os.path.join(store.root, run_id)):
         try:
-            key = report_cache.cache_key(run_dir)
+            key = report_cache.cache_key(run_dir) + ":" + _series_key(store, run_id)
         except OSError:
             raise _not_found(run_id) from None
         if not refresh:

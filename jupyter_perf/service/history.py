@@ -36,6 +36,8 @@ from ..store import RunStore, StoreError, default_store, index, rundir, valid_ru
 
 #: How many runs of a cell a history reads (newest first).
 HISTORY_RUNS = 200
+#: Kinds of run that belong to a cell (a past application's event log or REST load does not).
+CELL_KINDS = ("cell", "function")
 COLUMNS = (["run_id", "start", "wall_ms", "driver_ms"] + [f"{k}_ms" for k in KEYS]
            + ["code", "settings", "warm", "cold_reason", "expected_low_ms", "expected_high_ms",
               "noise_runs", "more_runs_needed", "basis", "regression", "improvement",
@@ -473,6 +475,8 @@ def cell_series(store: RunStore, run_row: dict, shown: int = SERIES_SHOWN,
 def report_series(run: Run, store: RunStore | None = None) -> dict | None:
     """:func:`cell_series` of a stored run (the kernel's report); None when it has no earlier
     run of its cell, or the store cannot say (the report never fails for its history)."""
+    if run.kind not in CELL_KINDS:
+        return None                     # a past application's load is not a cell's run
     try:
         store = store or default_store()
         row = store.get(run.run_id) if valid_run_id(run.run_id) else None
@@ -511,3 +515,120 @@ def sparklines(store: RunStore, rows: list[dict], shown: int = SPARK_SHOWN) -> d
                     "improvement": part["improvement"].astype(bool).tolist(),
                     "change_point": part["change_point"].astype(bool).tolist()}
     return out
+
+
+# -- the notebook's regressions -------------------------------------------------------------------
+#: How many of the store's latest runs ``regressions`` looks through for cells (each found
+#: cell's series then reads up to SERIES_READ of its runs, as the report's does).
+REGRESSIONS_SCAN = 1000
+REGRESSION_COLUMNS = ["cell", "label", "first_line", "notebook", "run_id", "start", "wall_ms",
+                      "median_ms", "expected_low_ms", "expected_high_ms", "slower", "basis",
+                      "noise_runs", "runs", "latest_run_id", "change"]
+
+
+def _cell_name(row: dict) -> str:
+    """How a cell is named in the list: its JupyterLab cell id, else its label, else its
+    source's hash in its notebook (the grouping of :func:`cell_rows`)."""
+    if row.get("cell_id"):
+        return str(row["cell_id"])
+    if row.get("label"):
+        return str(row["label"])
+    return f"source {(row.get('source_hash') or '')[:12]}"
+
+
+def regressions(store: RunStore | None = None, notebook: str | None = None,
+                app_id: str | None = None, scan: int = REGRESSIONS_SCAN,
+                decompose: bool = True) -> pd.DataFrame:
+    """One row per cell whose latest warm run the one noise rule flags a regression, most
+    slowed first: the cell (as :func:`cell_rows` groups runs), the run, its measured wall time,
+    the band it was expected in (and its median), by how much it was slower, and ``change``
+    (what moved, as ``jp.history`` says it; ``decompose=False``: without analysing the two
+    runs). ``notebook``: only cells run in that notebook (the index's exact path); ``app_id``:
+    only runs of that Spark application (a kernel's session), its latest warm run judged.
+    ``attrs``: ``cells`` (cells looked at), ``known`` (their latest warm run had a known
+    noise), ``need_more`` (not yet: too few warm runs), ``scope``."""
+    store = store or default_store()
+    try:
+        listed = store.list(limit=scan, notebook=notebook or "")
+    except StoreError as exc:
+        raise HistoryError(str(exc)) from None
+    listed = [r for r in listed if (r.get("kind") or "cell") in CELL_KINDS
+              and (not app_id or (r.get("app_id") or "") == app_id)]
+    in_scope = {r["run_id"] for r in listed}
+    seen: set[str] = set()
+    found: list[dict] = []
+    cells = known = need_more = 0
+    for r in listed:                                   # newest first: a cell once
+        if r["run_id"] in seen:
+            continue
+        try:
+            rows = cell_rows(store, r, SERIES_READ)
+            df = _series_frame_cached(store, rows)
+        except (StoreError, KeyError):
+            continue
+        seen.update(x["run_id"] for x in rows)
+        seen.add(r["run_id"])
+        cells += 1
+        warm = [i for i in df.index if not is_cold(df.at[i, "warm"])
+                and df.at[i, "run_id"] in in_scope]
+        if not warm or pd.isna(df.at[warm[-1], "expected_low_ms"]):
+            need_more += 1
+            continue
+        known += 1
+        i = warm[-1]
+        if not bool(df.at[i, "regression"]):
+            continue
+        cur = df.loc[i]
+        earlier = [j for j in df.index[:i] if not is_cold(df.at[j, "warm"])]
+        change = str(cur["change"])
+        if decompose and earlier:
+            change = _change(store, df.loc[earlier[-1]], cur, {}, decompose=True)
+        by_id = {x["run_id"]: x for x in rows}
+        meta = by_id.get(cur["run_id"]) or r
+        noise = _noise_at(df, i)
+        wall = float(cur["wall_ms"])
+        found.append({
+            "cell": _cell_name(meta), "label": meta.get("label") or "",
+            "first_line": meta.get("first_line") or "", "notebook": meta.get("notebook") or "",
+            "run_id": str(cur["run_id"]), "start": pd.to_datetime(cur["start_ms"], unit="ms",
+                                                                 utc=True),
+            "wall_ms": wall, "median_ms": noise.median_ms,
+            "expected_low_ms": float(cur["expected_low_ms"]),
+            "expected_high_ms": float(cur["expected_high_ms"]),
+            "slower": wall / noise.median_ms - 1.0 if noise.median_ms else np.nan,
+            "basis": str(cur["basis"]), "noise_runs": int(cur["noise_runs"]),
+            "runs": int(len(df)), "latest_run_id": str(df["run_id"].iloc[-1]), "change": change})
+    out = pd.DataFrame(found, columns=REGRESSION_COLUMNS)
+    if len(out):
+        out = out.sort_values("slower", ascending=False, kind="stable").reset_index(drop=True)
+    scope = (f"notebook {notebook}" if notebook else "") + \
+        ((" and " if notebook else "") + f"Spark application {app_id}" if app_id else "")
+    out.attrs.update({"cells": cells, "known": known, "need_more": need_more,
+                      "scope": scope or "every stored run", "scanned": len(listed)})
+    return out
+
+
+def regressions_text(df: pd.DataFrame) -> str:
+    """The regressed cells for a terminal: one line per cell, then how many were looked at."""
+    from .. import fmt
+
+    known, more = int(df.attrs.get("known", 0)), int(df.attrs.get("need_more", 0))
+    need = f"{fmt.count(more, 'cell')} need{'s' if more == 1 else ''} more runs"
+    if df.empty:
+        return (f"no cell regressed among {fmt.count(known, 'cell')} with a known noise; "
+                f"{need} ({df.attrs.get('scope', 'every stored run')})")
+    lines = [f"{'RUN':<24} {'CELL':<32} {'WALL':>9} {'EXPECTED':>19} {'SLOWER':>7}  CHANGE"]
+    for _, r in df.iterrows():
+        name = r["label"] or r["first_line"] or r["cell"]
+        name = " ".join(str(name).split())
+        name = name if len(name) <= 32 else name[:31] + "…"
+        band = f"{fmt.ms(r['expected_low_ms'])}–{fmt.ms(r['expected_high_ms'])}"
+        lines.append(f"{r['run_id']:<24} {name:<32} {fmt.ms(r['wall_ms']):>9} {band:>19} "
+                     f"{r['slower']:>+7.0%}  {r['change']}")
+    lines.append("")
+    lines.append(f"{fmt.count(len(df), 'cell')} of {fmt.count(known, 'cell')} with a known "
+                 f"noise regressed (the latest warm run of each, {df.attrs.get('scope')}); "
+                 f"{need}. Measured wall times; EXPECTED: the band the warm runs before it "
+                 "set (median ± 4 robust SDs of ln(wall)); SLOWER: against their median; "
+                 "jupyter-perf history RUN shows a cell's series")
+    return "\n".join(lines)

@@ -102,6 +102,28 @@ async def test_list_and_get_carry_the_verdict_category_and_headline(jp_fetch, se
         assert one["created_ms"] == row["created_ms"] and one["num_tasks"] == row["num_tasks"]
 
 
+async def test_a_run_that_lost_an_executor_to_memory_says_so_in_its_row(jp_fetch, store):
+    """Its badge (the row's stored headline and category) names the executor lost to memory,
+    even when the cell succeeded (Spark ran the lost tasks again); the text is served as text
+    (the sidebar writes it with textContent), markup and all."""
+    run = make_run(label="retried")
+    run.extra["lost_to_memory"] = [{"executor_id": "<b>1</b>", "host": "h", "remove_ms": None,
+                                    "memory": "heap", "exit_code": 52,
+                                    "reason": "Command exited with code 52"}]
+    save_run(store, run)
+    plain = save_run(store, make_run(label="plain"))
+    rows = {r["run_id"]: r for r in json.loads((await jp_fetch(*API, "runs")).body)["runs"]}
+    row = rows[run.run_id]
+    assert row["status"] == "ok"
+    assert (row["verdict_category"], row["verdict_headline"]) == (
+        "oom", "Executor <b>1</b> lost to memory (exit 52)")
+    assert row["verdict"].startswith("Out of memory: executor <b>1</b> was lost (exit 52, "
+                                     "java.lang.OutOfMemoryError)")
+    assert rows[plain.run_id]["verdict_category"] != "oom"
+    one = json.loads((await jp_fetch(*API, "runs", run.run_id)).body)
+    assert one["summary"]["verdict_headline"] == row["verdict_headline"]
+
+
 async def test_list_on_an_empty_store(jp_fetch, store):
     data = json.loads((await jp_fetch(*API, "runs")).body)
     assert data == {"runs": [], "total": 0, "offset": 0, "limit": 50}
@@ -231,9 +253,9 @@ async def test_report_is_html_and_cached_on_disk(jp_fetch, seeded, store, monkey
     calls = []
     real = runs_service.render_report
 
-    def counting(run):
+    def counting(run, _store=None):
         calls.append(run.run_id)
-        return real(run)
+        return real(run, _store)
 
     monkeypatch.setattr(runs_service, "render_report", counting)
     run = seeded[0]
@@ -259,7 +281,7 @@ async def test_report_is_html_and_cached_on_disk(jp_fetch, seeded, store, monkey
 
 async def test_report_cache_is_invalidated_when_the_run_is_saved_again(jp_fetch, seeded, store,
                                                                        monkeypatch):
-    monkeypatch.setattr(runs_service, "render_report", lambda run: f"<html>{run.label}</html>")
+    monkeypatch.setattr(runs_service, "render_report", lambda run, _store=None: f"<html>{run.label}</html>")
     run = seeded[0]
     assert (await jp_fetch(*API, "runs", run.run_id, "report")).body == b"<html>daily aggregate</html>"
     run.label = "relabelled"
@@ -270,7 +292,7 @@ async def test_report_cache_is_invalidated_when_the_run_is_saved_again(jp_fetch,
 
 
 async def test_report_cache_key_mismatch_rerenders(jp_fetch, seeded, store, monkeypatch):
-    monkeypatch.setattr(runs_service, "render_report", lambda run: "<html>fresh</html>")
+    monkeypatch.setattr(runs_service, "render_report", lambda run, _store=None: "<html>fresh</html>")
     run_dir = store.run_dir(seeded[0].run_id)
     with open(os.path.join(run_dir, "report.html"), "w") as fh:
         fh.write("<html>stale</html>")
@@ -281,7 +303,7 @@ async def test_report_cache_key_mismatch_rerenders(jp_fetch, seeded, store, monk
 
 
 async def test_render_failure_is_500_json(jp_fetch, seeded, monkeypatch):
-    def broken(run):
+    def broken(run, _store=None):
         raise ValueError("boom")
 
     monkeypatch.setattr(runs_service, "render_report", broken)
@@ -368,7 +390,7 @@ async def test_unwritable_store_is_500_json(jp_fetch, tmp_path, monkeypatch):
 
 # -- POST runs/{id}/export ----------------------------------------------------------------
 async def test_export_default_path(jp_fetch, seeded, jp_root_dir, monkeypatch):
-    monkeypatch.setattr(runs_service, "render_report", lambda run: f"<html>{run.run_id}</html>")
+    monkeypatch.setattr(runs_service, "render_report", lambda run, _store=None: f"<html>{run.run_id}</html>")
     run = seeded[2]
     response = await jp_fetch(*API, "runs", run.run_id, "export", method="POST", body="")
     assert response.code == 201
@@ -422,7 +444,8 @@ async def test_export_refuses_symlink_escapes(jp_fetch, seeded, jp_root_dir, tmp
 async def test_export_never_writes_through_a_symlink_or_over_a_users_file(
         jp_fetch, seeded, jp_root_dir, monkeypatch):
     """The issue's case: ``nb-alias.html`` -> ``keep.ipynb`` in the Jupyter root."""
-    monkeypatch.setattr(runs_service, "render_report", lambda run: "<html>" + "x" * 10000 + "</html>")
+    monkeypatch.setattr(runs_service, "render_report",
+                        lambda run, _s=None: "<html>" + "x" * 10000 + "</html>")
     notebook = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
     (jp_root_dir / "keep.ipynb").write_text(notebook)
     os.symlink("keep.ipynb", jp_root_dir / "nb-alias.html")
@@ -502,7 +525,7 @@ async def test_report_is_served_with_the_login_cookie(jp_serverapp, http_server_
     """A browser tab (or an iframe) sends the login cookie, not the token header."""
     from jupyter_server.utils import url_path_join
 
-    monkeypatch.setattr(runs_service, "render_report", lambda run: "<html>ok</html>")
+    monkeypatch.setattr(runs_service, "render_report", lambda run, _store=None: "<html>ok</html>")
     login_url = url_path_join(jp_base_url, "login")
     form = await http_server_client.fetch(login_url, raise_error=False)
     cookies = {c.split(";")[0].split("=", 1)[0]: c.split(";")[0]

@@ -31,7 +31,7 @@ def jp_server_config():
 
 @pytest.fixture
 def sized_reports(monkeypatch):
-    def render(run):
+    def render(run, _store=None):
         body = f"<html><!-- {run.run_id} -->"
         return body + "x" * (400 * KB - len(body) - 7) + "</html>"
 
@@ -73,7 +73,7 @@ async def test_the_cache_is_bounded_in_bytes_and_evicts_the_least_recently_serve
 
 async def test_a_report_larger_than_the_cache_is_served_but_not_kept(jp_fetch, store,
                                                                     monkeypatch):
-    monkeypatch.setattr(runs_service, "render_report", lambda run: "<html>" + "y" * 2 * 1024 * KB)
+    monkeypatch.setattr(runs_service, "render_report", lambda run, _s=None: "<html>" + "y" * 2 * 1024 * KB)
     run = save_run(store, make_run())
     for _ in range(2):
         state, body = await fetch_report(jp_fetch, run.run_id)
@@ -85,7 +85,7 @@ async def test_one_render_at_a_time(jp_fetch, store, monkeypatch):
     active, most = [0], [0]
     guard = threading.Lock()
 
-    def render(run):
+    def render(run, _store=None):
         with guard:
             active[0] += 1
             most[0] = max(most[0], active[0])

@@ -293,13 +293,13 @@ def mime_payload(data: dict) -> dict:
             "data": encode_data(data)}
 
 
-def report_payload(obj: Run | Analysis) -> dict:
+def report_payload(obj: Run | Analysis, series: dict | None = None) -> dict:
     """The MIME payload of a Run (analysed here; if that fails, the fallback data with the
-    reason) or an Analysis."""
+    reason) or an Analysis; ``series``: the cell's stored runs (the History tab), if any."""
     from ...analysis import analyze
     if isinstance(obj, Run):
         try:
             obj = analyze(obj)
         except Exception as exc:  # broad on purpose: a measured run always renders
             return mime_payload(fallback_data(obj, f"analysis failed: {type(exc).__name__}: {exc}"))
-    return mime_payload(report_data(obj))
+    return mime_payload(report_data(obj, series) if series is not None else report_data(obj))

@@ -446,8 +446,10 @@ def heap_sizing(run: Run, ex: pd.DataFrame, spilled: bool, local: bool) -> list[
         text = (f"{evidence}: the heap came within {1 - peak / limit:.0%} of its limit; "
                 f"{setting}={value} keeps {HEADROOM:.0%} headroom.")
         return [_sized(setting, value, text, evidence, "measured")]
-    # lowered only on a cluster: a local master's driver heap also holds the driver's own work
+    # lowered only on a cluster: a local master's driver heap also holds the driver's own work;
+    # never where an executor ran out of memory (its last peaks may not show it)
     if not spilled and not local and top["basis"] != "at most" and \
+            not lost_to_memory(run) and \
             as_bytes(value, setting) < limit:
         text = (f"{evidence} and no spill: {setting}={value} keeps {HEADROOM:.0%} headroom "
                 "(JVM heap used includes garbage not yet collected; check GC time after).")
@@ -507,16 +509,54 @@ def driver_sizing(run: Run, ex: pd.DataFrame, local: bool) -> list[dict]:
     return [_sized("spark.driver.memory", value, text, evidence, "measured")]
 
 
+LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\]$")
+
+
+def local_cluster(master: str) -> tuple[int, int, int] | None:
+    """(workers, cores, MiB per worker) of a ``local-cluster[N,C,MiB]`` master, else None."""
+    m = LOCAL_CLUSTER.match(str(master or "").strip())
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+
+
+def capped_by_worker(run: Run, sized: list[dict]) -> list[dict]:
+    """On ``local-cluster[N,C,MiB]`` each executor runs in a worker of MiB: a
+    ``spark.executor.memory`` above it cannot be applied alone (the worker never launches the
+    executor, and the application waits for one). Such an answer keeps its value, says the
+    worker's limit and proposes the master string with the MiB raised to hold it
+    (``spark.master``: read when the session starts, like the heap)."""
+    cluster = local_cluster(run.master)
+    if cluster is None:
+        return sized
+    n, cores, mib = cluster
+    out = []
+    for s in sized:
+        pairs = [list(p) for p in s.get("settings") or []]
+        heap = next((as_bytes(v, k) for k, v in pairs if k == "spark.executor.memory"), None)
+        if heap is None or heap <= mib * MiB or any(k == "spark.master" for k, _ in pairs):
+            out.append(s)
+            continue
+        master = f"local-cluster[{n},{cores},{math.ceil(heap / MiB)}]"
+        s = dict(s, settings=pairs + [["spark.master", master]], text=(
+            f"{s['text']} On {run.master} each executor's worker has {mib} MiB: an executor "
+            f"asking more never starts, so the master string's MiB must rise with it: "
+            f"spark.master={master} (the host needs {n} × that free)."))
+        out.append(s)
+    return out
+
+
 def sizing(run: Run, ex: pd.DataFrame, stages: pd.DataFrame,
            operators: pd.DataFrame | None = None) -> list[dict]:
     """The sizing answer: hint dicts with ``setting``, ``value``, ``evidence``, ``kind``, one
-    per setting (``operators``: the analysis' operator table, naming what spilled)."""
+    per setting (``operators``: the analysis' operator table, naming what spilled); a heap
+    above a local-cluster worker's memory also proposes the master string
+    (:func:`capped_by_worker`)."""
     if ex.empty:
         return []
     local = is_local(run)
     spill = spill_sizing(run, stages, local, operators)
-    return _one_value(spill + heap_sizing(run, ex, bool(spill), local)
-                      + overhead_sizing(run, ex, local) + driver_sizing(run, ex, local))
+    return capped_by_worker(run, _one_value(
+        spill + heap_sizing(run, ex, bool(spill), local) + overhead_sizing(run, ex, local)
+        + driver_sizing(run, ex, local)))
 
 
 def _one_value(sized: list[dict]) -> list[dict]:
@@ -548,6 +588,52 @@ def advice(run: Run, sized: list[dict]) -> list[dict]:
     return out
 
 
+def lost_to_memory(run: Run, sized: list[dict] | None = None) -> list[dict]:
+    """The executors the window lost to memory (``run.extra["lost_to_memory"]``: the
+    collector's records, ``collect/executors_lost.memory_losses``), each with its last
+    reported peaks (Spark keeps a lost executor's peaks as its last heartbeat reported them;
+    measured, since it started) and the sizing answer that raises the memory it ran out of
+    (``sized``: :func:`sizing`'s; None when there is none): ``executor_id``, ``host``,
+    ``memory`` ("heap" | "killed"), ``exit_code``, ``reason``, ``heap_bytes``,
+    ``heap_limit_bytes``, ``process_rss_bytes``, ``python_rss_bytes``, ``setting``,
+    ``value``, ``kind``, ``settings`` (every ``[key, value]`` the answer proposes)."""
+    records = run.extra.get("lost_to_memory") if isinstance(run.extra, dict) else None
+    if not isinstance(records, list):
+        return []
+    ex = run.executors
+    by_id = {str(r["executor_id"]): r for r in ex.to_dict("records")} if len(ex) else {}
+    limits = heap_limits(run)
+    local = is_local(run)
+    out = []
+    for rec in records:
+        if not isinstance(rec, dict) or rec.get("memory") not in ("heap", "killed"):
+            continue
+        e = str(rec.get("executor_id") or "")
+        peaks = by_id.get(e, {})
+        code = rec.get("exit_code")
+        row = {"executor_id": e, "host": str(rec.get("host") or ""), "memory": rec["memory"],
+               "exit_code": int(code) if isinstance(code, (int, float)) and code == code
+               else None, "reason": str(rec.get("reason") or ""),
+               "heap_bytes": _num(peaks, "peak_jvm_heap_bytes"),
+               "heap_limit_bytes": limits.get(e, np.nan),
+               "process_rss_bytes": _num(peaks, "peak_process_rss_bytes"),
+               "python_rss_bytes": _num(peaks, "peak_python_rss_bytes"),
+               "setting": None, "value": None, "kind": None, "settings": []}
+        # the answer that gives it more of what it ran out of: the heap for an
+        # OutOfMemoryError, the heap or the overhead for a process killed for its size
+        wanted = (["spark.driver.memory" if local else "spark.executor.memory"]
+                  + (["spark.executor.memoryOverhead"] if rec["memory"] == "killed" else []))
+        for s in sized or []:
+            if s.get("setting") in wanted and s.get("value") and changes(
+                    run, s["setting"], s["value"]) and (as_bytes(s["value"], s["setting"]) or 0) \
+                    > (_bytes_conf(run, s["setting"]) or 0):
+                row.update(setting=s["setting"], value=s["value"], kind=s.get("kind"),
+                           settings=[list(p) for p in s.get("settings") or []])
+                break
+        out.append(row)
+    return out
+
+
 def _flags(ex: pd.DataFrame) -> list[str]:
     out = []
     for rec in ex.to_dict("records"):
@@ -564,9 +650,14 @@ def summary(run: Run, ex: pd.DataFrame, stages: pd.DataFrame, sized: list[dict])
     """``a.summary()["memory"]``: per executor (the driver included) the window's peaks and
     what set them, limits, spills; the per-stage rows; the sizing answer, its one line and
     that line's kind ("measured", "estimated", "measured and estimated"; None: no sizing);
+    the executors lost to memory (:func:`lost_to_memory`);
     the labels of every kind of number."""
     spilled = float(ex["memory_spilled_bytes"].sum()) if len(ex) else 0.0
+    lost = lost_to_memory(run, sized)
     line = " ".join(s["text"] for s in sized[:2]) if sized else (
+        f"No sizing answer from the peaks: executor {lost[0]['executor_id']} was lost to memory "
+        "and its last reported peaks do not show what it needed; give it more of the memory it "
+        "ran out of and measure again." if lost else
         "No sizing change: no spill, and no peak near a limit." if len(ex) else "")
     kinds = [k for k in ("measured", "estimated") if any(s["kind"] == k for s in sized[:2])]
     return {
@@ -576,6 +667,7 @@ def summary(run: Run, ex: pd.DataFrame, stages: pd.DataFrame, sized: list[dict])
         "sizing_line": line,
         "sizing_kind": " and ".join(kinds) or None,
         "flags": _flags(ex) if len(ex) else [],
+        "lost_to_memory": lost,
         "memory_spilled_bytes": spilled,
         "disk_spilled_bytes": float(ex["disk_spilled_bytes"].sum()) if len(ex) else 0.0,
         "per_stage": bool(len(stages)),

@@ -399,6 +399,8 @@ class Analysis:
                             stages_without_tasks=0 if not run.tasks.empty else
                             int((run.stages["status"] != "SKIPPED").sum()),
                             tasks_unread=bool(run.extra.get("tasks_unread")),
+                            lost_to_memory=tuple(_memory.lost_to_memory(run,
+                                                                        self.memory_sizing)),
                             **self._operator_evidence(whatif))
         v = verdict(self.wall_ms, len(run.tasks), self.driver_gap_ms, shares, whatif, strag,
                     evidence)

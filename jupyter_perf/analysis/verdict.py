@@ -2,7 +2,8 @@
 
 Besides the sentence, a verdict has a *category* (one word the store indexes and the sidebar
 badges: driver | python | skew | scan | io | shuffle | memory | gc | cpu | core_wait |
-other_wait | overhead | none), a *headline* (the few words of the diagnosis: "Python
+other_wait | overhead | none; oom when the window lost an executor to memory: that failure
+leads, the bottleneck's verdict follows), a *headline* (the few words of the diagnosis: "Python
 UDF-bound"), a *headline text* (one line of at most ~120 characters: the bottleneck, the
 operator, the share) and at most five *bullets* with the rest.
 
@@ -34,13 +35,20 @@ from .components import BY_KEY
 from .stragglers import CAUSES
 
 VERDICT_CATEGORIES = ("cpu", "gc", "shuffle", "io", "overhead", "other_wait", "core_wait",
-                      "driver", "python", "skew", "scan", "memory", "none")
+                      "driver", "python", "skew", "scan", "memory", "none", "oom")
+# "oom" is no bottleneck: an executor the window lost to memory (a failure outranks a
+# bottleneck), tested before ORDER; the bottleneck's verdict follows it (:func:`verdict`)
 # the fixed order in which the categories' evidence is tested (CPU and waiting for a core
 # are one test: their sum, named by the larger part)
 ORDER = ("driver", "python", "skew", "memory", "scan", "io", "shuffle", "gc", "cpu",
          "other_wait", "overhead")
 
 HINTS: dict[str, str] = {
+    "oom": "An executor ran out of memory and was lost (its tasks ran again elsewhere, or the "
+           "job failed): give it the memory it ran out of — the heap (spark.executor.memory) "
+           "after an OutOfMemoryError (exit 52), heap or spark.executor.memoryOverhead after a "
+           "kill for memory (exit 137, YARN/Kubernetes) — or make each task hold less: more, "
+           "smaller partitions, no huge rows or collect_list of a whole group.",
     "driver": "Most of the time no Spark task ran: look at driver-side work (collect()/"
               "toPandas() of large results, Python loops between jobs, planning of huge plans).",
     "gc": "GC: give executors more memory (spark.executor.memory / spark.driver.memory in "
@@ -189,6 +197,9 @@ class Evidence:
     skew_label: str = ""                   # the operator in the skewed stage, with its key
     skew_key: str = ""
     cell_line: dict | None = None          # {"line", "text"} of the top operator's action
+    # executors the window lost to memory (analysis/memory.lost_to_memory's records: id,
+    # memory "heap" | "killed", exit_code, last heap peak and limit, the sizing's setting/value)
+    lost_to_memory: tuple[dict, ...] = ()
 
 
 def _pct(x: float) -> str:
@@ -343,9 +354,78 @@ def _headline_text(category: str, share: float, shares: dict[str, float], gap_sh
     return _fit(text)
 
 
+def _executor_names(lost: tuple[dict, ...] | list[dict]) -> str:
+    ids = [str(x["executor_id"]) for x in lost]
+    if len(ids) == 1:
+        return f"executor {ids[0]}"
+    return f"executors {', '.join(ids[:-1])} and {ids[-1]}"
+
+
+def memory_lead(lost: tuple[dict, ...] | list[dict]) -> tuple[str, str, str]:
+    """(headline, headline text, sizing clause) for executors lost to memory: "Executor 1
+    lost to memory (exit 52)"; "Out of memory: executor 1 was lost (exit 52,
+    java.lang.OutOfMemoryError) at heap 480 MiB of 512 MiB (measured)" (its last reported
+    peaks); "the sizing answer: spark.executor.memory=1g (measured)" ('' when there is
+    none). The first lost executor's numbers; the others are named."""
+    first = lost[0]
+    code = first.get("exit_code")
+    heap = first["memory"] == "heap"
+    what = "java.lang.OutOfMemoryError" if heap else \
+        "SIGKILL: the OS's OOM killer or its container's memory limit"
+    why = f"exit {code}, {what}" if code is not None else what
+    were = "was" if len(lost) == 1 else "were"
+    headline = (f"{_executor_names(lost)} lost to memory"
+                + (f" (exit {code})" if code is not None else ""))
+    headline = headline[0].upper() + headline[1:]
+    text = (f"{'Out of memory' if heap else 'Killed for memory'}: {_executor_names(lost)} "
+            f"{were} lost ({why})")
+
+    def known(key: str) -> float | None:
+        value = first.get(key)
+        return float(value) if isinstance(value, (int, float)) and value == value and \
+            value > 0 else None
+
+    peak, limit, rss = known("heap_bytes"), known("heap_limit_bytes"), known("process_rss_bytes")
+    said = ([f"heap {fmt.nbytes(peak)}" + (f" of {fmt.nbytes(limit)}" if limit else "")]
+            if peak else []) + ([f"process RSS {fmt.nbytes(rss)}"] if rss and not heap else [])
+    if said:      # its last reported peaks
+        whose = f" (executor {first['executor_id']})" if len(lost) > 1 else ""
+        text += f" at {', '.join(said)}{whose} (measured)"
+    sized = next((x for x in lost if x.get("setting") and x.get("value")), None)
+    pairs = (sized.get("settings") or [[sized["setting"], sized["value"]]]) if sized else []
+    clause = (f"the sizing answer: {', '.join(f'{k}={v}' for k, v in pairs)} "
+              f"({sized.get('kind') or 'estimated'})") if sized else ""
+    return headline, text, clause
+
+
+def _lead_with_memory(v: Verdict, lost: tuple[dict, ...]) -> Verdict:
+    """``v`` led by the executors lost to memory: category "oom", their headline (the
+    sidebar's badge), their line first in the sentence and as the headline text; the
+    bottleneck's headline text becomes the first bullet, its sentence follows."""
+    headline, text, clause = memory_lead(lost)
+    lead = text + (f"; {clause}" if clause else "")
+    bullets = ([clause[0].upper() + clause[1:]] if clause else []) + \
+        ([v.headline_text] if v.headline_text else []) + list(v.bullets)
+    if len(bullets) > MAX_BULLETS:
+        bullets = bullets[:MAX_BULLETS - 1] + ["; ".join(bullets[MAX_BULLETS - 1:])]
+    hints = [{"cause": "oom", "hint": HINTS["oom"]}] + [h for h in v.hints if h["cause"] != "oom"]
+    return Verdict(f"{lead}. {v.sentence}", "oom", headline, hints, _fit(text), bullets)
+
+
 def verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float, shares: dict[str, float],
             whatif: dict, stragglers: dict, evidence: Evidence | None = None) -> Verdict:
-    """The verdict from the summary's parts.
+    """The verdict from the summary's parts: led by the executors lost to memory when the
+    window lost any (``evidence.lost_to_memory``: category "oom", :func:`memory_lead`), then
+    the bottleneck's (:func:`bottleneck_verdict`)."""
+    ev = evidence or Evidence()
+    v = bottleneck_verdict(wall_ms, n_tasks, driver_gap_ms, shares, whatif, stragglers, ev)
+    return _lead_with_memory(v, ev.lost_to_memory) if ev.lost_to_memory else v
+
+
+def bottleneck_verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float,
+                       shares: dict[str, float], whatif: dict, stragglers: dict,
+                       evidence: Evidence | None = None) -> Verdict:
+    """The bottleneck's verdict from the summary's parts.
 
     The category is the first in :data:`ORDER` whose evidence holds (module docstring): an
     operator kind or a component holding at least ``DOMINANT`` of the task time (GC:

@@ -125,6 +125,32 @@ def memory_cause(text: str) -> str:
     return ""
 
 
+EXIT_CODE = re.compile(r"exit(?:ed)?(?: with)? (?:code|status):? (\d+)\b", re.IGNORECASE)
+
+
+def memory_losses(executors: pd.DataFrame, tasks: pd.DataFrame, start_ms: float,
+                  end_ms: float) -> list[dict]:
+    """The executors lost to memory while the window ran (:func:`lost_executors` whose reason
+    or lost attempts say so), as plain records for ``run.extra["lost_to_memory"]``, which the
+    analysis reads (the verdict's lead, the sidebar's badge): ``executor_id``, ``host``,
+    ``remove_ms`` (or None), ``memory`` ("heap": an OutOfMemoryError, Spark's exit code 52;
+    "killed": a SIGKILL or a YARN/Kubernetes memory kill), ``exit_code`` (or None),
+    ``reason`` (Spark's words, at most 300 characters)."""
+    out = []
+    for lost in lost_executors(executors, tasks, start_ms, end_ms):
+        text = " ".join([lost["reason"], *lost["errors"]])
+        kind = "heap" if OUT_OF_HEAP.search(text) else \
+            "killed" if KILLED_FOR_MEMORY.search(text) else ""
+        if not kind:
+            continue
+        code = EXIT_CODE.search(text)
+        out.append({"executor_id": lost["executor_id"], "host": lost["host"],
+                    "remove_ms": lost["remove_ms"], "memory": kind,
+                    "exit_code": int(code.group(1)) if code else None,
+                    "reason": (lost["reason"] or (lost["errors"] or [""])[0])[:300]})
+    return out
+
+
 def lost_executor_warnings(executors: pd.DataFrame, tasks: pd.DataFrame, start_ms: float,
                            end_ms: float) -> list[str]:
     """One line per executor lost while the window ran (see :func:`lost_executors`)."""

@@ -21,8 +21,9 @@ export interface IRunRow {
   verdict: string | null;
   /**
    * The bottleneck kind the analysis stored with the run: cpu | gc | shuffle |
-   * io | overhead | other_wait | core_wait | driver | python | skew | scan | memory | none; null for
-   * runs stored before it was computed or whose analysis failed.
+   * io | overhead | other_wait | core_wait | driver | python | skew | scan | memory | none, or
+   * oom when the run lost an executor to memory (analysis/verdict.py); null for runs stored
+   * before it was computed or whose analysis failed.
    */
   verdict_category?: string | null;
   /** The diagnosis in a few words ("CPU-bound", "Driver-bound"); null as above. */

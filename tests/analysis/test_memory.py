@@ -356,3 +356,45 @@ def test_python_overhead_is_no_hint_on_a_local_master():
     run.stage_memory = [peaks(0, "1", 200 * MiB, peak_python_rss_bytes=GiB)]
     run.tasks = run.tasks.assign(executor_id="1")
     assert [h for h in analyze(run).hints if h["setting"] == "spark.executor.memoryOverhead"]
+
+
+def test_an_executor_lost_to_memory_never_gets_a_smaller_heap():
+    """Its last peaks may be far below the limit it ran out of (the allocation that failed is
+    never reported): the oversized-executor answer would shrink the heap that was too small."""
+    run = cluster_run([task(0, 100, executor_id="1"), task(0, 100, executor_id="2")],
+                      conf={"spark.executor.memory": "4g"},
+                      stage_memory=[peaks(0, "1", int(1.1 * GiB)), peaks(0, "2", GiB)])
+    assert [h["setting"] for h in sized(run)[0]] == ["spark.executor.memory"]    # lowered
+    run.extra["lost_to_memory"] = [{"executor_id": "2", "memory": "heap", "exit_code": 52,
+                                    "reason": "Command exited with code 52"}]
+    out, summary = sized(run)
+    assert out == [] and summary["sizing_line"].startswith(
+        "No sizing answer from the peaks: executor 2 was lost to memory")
+    [lost] = summary["lost_to_memory"]
+    assert (lost["executor_id"], lost["exit_code"], lost["heap_bytes"], lost["heap_limit_bytes"],
+            lost["setting"]) == ("2", 52, 3 * GiB, 4 * GiB, None)
+    assert json.loads(json.dumps(analyze(run).summary()["memory"]["lost_to_memory"],
+                                 allow_nan=False, default=str))
+
+
+def test_a_heap_above_a_local_cluster_workers_memory_proposes_the_master_string_too():
+    """local-cluster[N,C,MiB]: an executor asking more than its worker's MiB never starts."""
+    run = cluster_run([task(0, 100, executor_id="1", gc_ms=30)], heap=GiB,
+                      stage_memory=[peaks(0, "1", int(0.97 * GiB))])
+    run.master = "local-cluster[2,1,1024]"
+    [h] = sized(run)[0]
+    assert (h["setting"], h["value"]) == ("spark.executor.memory", "2g")
+    assert h["settings"] == [["spark.executor.memory", "2g"],
+                             ["spark.master", "local-cluster[2,1,2048]"]]
+    assert ("On local-cluster[2,1,1024] each executor's worker has 1024 MiB: an executor asking "
+            "more never starts, so the master string's MiB must rise with it: "
+            "spark.master=local-cluster[2,1,2048]") in h["text"]
+    [advice] = [x for x in analyze(run).hints if x["setting"] == "spark.executor.memory"]
+    assert advice["settings"] == h["settings"]            # the advice re-run applies both
+    # within the worker's memory (or on another master) the answer is the heap alone
+    for master in ("local-cluster[2,1,2048]", "spark://h:7077"):
+        run.master = master
+        [h] = sized(run)[0]
+        assert h["settings"] == [["spark.executor.memory", "2g"]] and "worker" not in h["text"]
+    assert m.local_cluster(" local-cluster[ 3 , 2 , 512 ] ") == (3, 2, 512)
+    assert m.local_cluster("local[2]") is None

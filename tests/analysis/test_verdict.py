@@ -184,3 +184,91 @@ def test_other_processes_load_is_context_and_never_the_bottleneck():
     only = verdict(100, 10, 0, ZERO | {"contention": 0.9, "cpu": 0.1}, WI, {},
                    Evidence(host_busy_share=1.0, host_own_share=0.1))
     assert only.category == "cpu"
+
+
+# -- an executor lost to memory leads (a failure outranks a bottleneck) ---------------------
+MiB = 1 << 20
+
+
+def lost_run(lost, *, heap=480 * MiB, limit=512 * MiB, gc_ms=0, conf=None, **peaks):
+    """A CPU-bound local-cluster cell whose executor "1" reported ``heap`` of ``limit``
+    (its last peaks), and the collector's records of executors lost to memory."""
+    executors = [{"executor_id": "driver", "host": "h", "total_cores": 0},
+                 {"executor_id": "1", "host": "h", "total_cores": 1, "remove_ms": 5e12,
+                  "jvm_heap_limit_bytes": limit, "peak_jvm_heap_bytes": heap, **peaks}]
+    run = make_run([task(0, 100, cpu_ms=90 - gc_ms, gc_ms=gc_ms)] * 2, slots=2,
+                   executors=executors)
+    run.master = "local-cluster[1,1,1024]"
+    run.extra["spark_conf"] = dict(conf or {})
+    if lost is not None:
+        run.extra["lost_to_memory"] = lost
+    return run
+
+
+OOM = {"executor_id": "1", "host": "h", "remove_ms": 5e12, "memory": "heap", "exit_code": 52,
+       "reason": "Command exited with code 52"}
+
+
+def test_an_executor_lost_to_memory_leads_the_verdict_before_its_bottleneck():
+    plain = analyze(lost_run(None)).summary()
+    s = analyze(lost_run([OOM])).summary()
+    lead = ("Out of memory: executor 1 was lost (exit 52, java.lang.OutOfMemoryError) at heap "
+            "480.0 MiB of 512.0 MiB (measured)")
+    assert s["verdict"] == f"{lead}. {plain['verdict']}"        # then the bottleneck's, as is
+    assert plain["verdict"].startswith("CPU-bound") and plain["verdict_category"] == "cpu"
+    assert (s["verdict_category"], s["verdict_headline"]) == ("oom",
+                                                             "Executor 1 lost to memory (exit 52)")
+    assert s["verdict_headline_text"] == lead
+    assert s["verdict_bullets"][0] == plain["verdict_headline_text"]
+    assert s["verdict_bullets"][1:] == plain["verdict_bullets"]
+    assert [h["cause"] for h in s["hints"]][0] == "oom"
+    assert s["memory"]["lost_to_memory"][0]["heap_bytes"] == 480 * MiB
+    # the bottleneck's categories, order and texts are those of a run that lost nothing
+    same = [k for k in plain if not k.startswith("verdict") and k not in ("hints", "memory",
+                                                                           "run_id")]
+    assert {k: plain[k] for k in same} == {k: s[k] for k in same}
+
+
+def test_the_lead_names_the_sizing_answer_that_gives_the_memory_it_ran_out_of():
+    # near its limit under GC pressure: the heap sizing raises spark.executor.memory
+    run = lost_run([OOM], heap=500 * MiB, gc_ms=40, conf={"spark.executor.memory": "512m"})
+    s = analyze(run).summary()
+    assert "; the sizing answer: spark.executor.memory=896m (measured). " in s["verdict"]
+    assert s["verdict_bullets"][0] == "The sizing answer: spark.executor.memory=896m (measured)"
+    [lost] = s["memory"]["lost_to_memory"]
+    assert (lost["setting"], lost["value"], lost["kind"]) == ("spark.executor.memory", "896m",
+                                                              "measured")
+
+
+def test_a_process_killed_for_memory_says_so_with_its_rss():
+    killed = dict(OOM, memory="killed", exit_code=137, reason="Container killed: OOMKilled")
+    s = analyze(lost_run([killed], peak_process_rss_bytes=900 * MiB)).summary()
+    assert s["verdict"].startswith(
+        "Killed for memory: executor 1 was lost (exit 137, SIGKILL: the OS's OOM killer or its "
+        "container's memory limit) at heap 480.0 MiB of 512.0 MiB, process RSS 900.0 MiB "
+        "(measured). CPU-bound")
+    assert s["verdict_headline"] == "Executor 1 lost to memory (exit 137)"
+
+
+def test_the_lead_holds_without_tasks_and_names_every_lost_executor():
+    from jupyter_perf.analysis.verdict import bottleneck_verdict
+
+    lost = ({"executor_id": "1", "memory": "heap", "exit_code": None, "heap_bytes": float("nan"),
+             "heap_limit_bytes": float("nan")},
+            {"executor_id": "2", "memory": "heap", "exit_code": 52})
+    v = verdict(1000, 0, 1000, ZERO, WI, {}, Evidence(lost_to_memory=lost))
+    assert v.category == "oom" and v.headline == "Executors 1 and 2 lost to memory"
+    assert v.sentence == ("Out of memory: executors 1 and 2 were lost "
+                          "(java.lang.OutOfMemoryError). No Spark tasks ran: all 1.00 s were "
+                          "driver time.")
+    # no executor lost: the bottleneck's verdict, unchanged
+    assert verdict(100, 10, 0, ZERO | {"cpu": 1.0}, WI, {}) == \
+        bottleneck_verdict(100, 10, 0, ZERO | {"cpu": 1.0}, WI, {})
+
+
+def test_records_that_are_not_memory_losses_are_ignored():
+    from jupyter_perf.analysis.memory import lost_to_memory
+
+    for junk in ("x", [{"executor_id": "1", "memory": ""}], ["1"], {"executor_id": "1"}):
+        run = lost_run(junk)
+        assert lost_to_memory(run) == [] and analyze(run).summary()["verdict_category"] == "cpu"

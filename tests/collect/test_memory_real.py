@@ -170,6 +170,25 @@ def test_pandas_workers_rss_is_measured_and_attributed(runs):
     assert h["kind"] == "measured" and "Python workers peaked" in h["text"]
 
 
+def test_the_memory_samples_cover_the_whole_window(runs):
+    """Issue V5 ("today they start ~12 s into a 30 s cell"): each window's REST memory samples
+    begin before its first stage completes and end after its last task ends (ordering facts
+    of Spark's own times, never durations)."""
+    for name in ("spill", "cache", "collect", "python"):
+        run = runs[name]
+        sampled = pd.to_numeric(run.memory["time_ms"], errors="coerce").dropna()
+        done = pd.to_numeric(run.stages["completion_ms"], errors="coerce").dropna()
+        ended = pd.to_numeric(run.tasks["finish_ms"], errors="coerce").dropna()
+        assert len(sampled) and len(done) and len(ended), name
+        assert sampled.min() < done.min(), (name, sampled.min(), done.min())
+        assert sampled.max() > ended.max(), (name, sampled.max(), ended.max())
+        # every executor that ran a task was sampled before its first task ended
+        for executor, tasks in run.tasks.groupby("executor_id"):
+            mine = sampled[run.memory.loc[sampled.index, "executor_id"].astype(str)
+                           == str(executor)]
+            assert len(mine) and mine.min() < tasks["finish_ms"].min(), (name, executor)
+
+
 def test_stage_peaks_equal_sparks_rest_stage_data(spark, runs):
     for name in ("spill", "cache", "collect", "python"):
         run = runs[name]
@@ -339,3 +358,15 @@ def test_an_executor_lost_to_out_of_memory_is_named_with_its_last_peaks():
     assert "exited with code 52" in lost[0] or "OutOfMemoryError" in lost[0]
     assert lost[0].split(" ")[1].isdigit()              # an executor, not the driver
     assert "its last reported peaks (measured, before the loss): JVM heap " in lost[0]
+    # the Summary's verdict leads with it, before the bottleneck; the sidebar's row (the
+    # stored index row: its badge) says it too
+    executor = lost[0].split(" ")[1]
+    s = jp.analyze(run).summary()
+    assert s["verdict_category"] == "oom", s["verdict"]
+    assert s["verdict"].startswith(f"Out of memory: executor {executor} was lost (")
+    assert "java.lang.OutOfMemoryError) at heap " in s["verdict_headline_text"]
+    assert s["verdict_headline"].startswith(f"Executor {executor} lost to memory")
+    assert [x["executor_id"] for x in s["memory"]["lost_to_memory"]] == [executor]
+    from jupyter_perf.store import default_store
+    row = default_store().get(run.run_id)
+    assert (row["verdict_category"], row["verdict_headline"]) == ("oom", s["verdict_headline"])

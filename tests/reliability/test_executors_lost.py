@@ -2,7 +2,12 @@
 them (``test_standalone_cluster.py`` kills a real one): no JVM here."""
 from __future__ import annotations
 
-from jupyter_perf.collect.executors_lost import lost_executor_warnings, resubmission_adjusted, resubmitted
+from jupyter_perf.collect.executors_lost import (
+    lost_executor_warnings,
+    memory_losses,
+    resubmission_adjusted,
+    resubmitted,
+)
 from jupyter_perf.model import conform
 
 LOST = ("ExecutorLostFailure (executor 0 exited unrelated to the running tasks) Reason: "
@@ -94,6 +99,19 @@ def test_an_executor_lost_to_memory_says_so_with_its_last_peaks():
     # a lost worker is not a memory problem
     [line] = lost_executor_warnings(EXECUTORS, TASKS, 0, 1000)
     assert "memory" not in line
+
+
+def test_the_executors_lost_to_memory_are_recorded_for_the_analysis():
+    """``run.extra["lost_to_memory"]``: the same executors the warnings name as lost to memory,
+    with the kind and exit code the verdict's lead line says; a lost worker is not one."""
+    oom = EXECUTORS.assign(remove_reason=["Command exited with code 52", None, None])
+    assert memory_losses(oom, TASKS, 0, 1000) == [
+        {"executor_id": "0", "host": "127.0.0.1", "remove_ms": 290.0, "memory": "heap",
+         "exit_code": 52, "reason": "Command exited with code 52"}]
+    killed = EXECUTORS.assign(remove_reason=["Command exited with code 137", None, None])
+    [rec] = memory_losses(killed, TASKS, 0, 1000)
+    assert (rec["memory"], rec["exit_code"]) == ("killed", 137)
+    assert memory_losses(EXECUTORS, TASKS, 0, 1000) == []
 
 
 def test_an_executor_its_own_task_killed_is_named_though_removed_after_the_window():

@@ -230,3 +230,22 @@ def test_report_height_follows_the_shown_tab(open_report, real_run):
     show_tab(page, "summary")
     assert abs(page.evaluate(height) - before) <= 1
     assert memory != before
+
+
+def test_an_executor_lost_to_memory_is_named_above_the_sizing(open_report):
+    """Issue V4/V6: the Memory tab says which executor the window lost to memory, in the
+    verdict's words (with its last peaks, measured); a run that lost none shows no such line."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
+    from test_verdict import OOM, lost_run
+
+    s = analyze(lost_run([OOM])).summary()
+    page = show(open_report(analyze(lost_run([OOM]))))
+    lines = page.locator("[data-view='memory-lost']")
+    assert lines.count() == 1
+    assert lines.first.inner_text() == f"⚠ {s['verdict_headline_text']}"
+    assert "executor 1 was lost (exit 52" in lines.first.inner_text()
+    page = show(open_report(analyze(lost_run(None))))
+    assert page.locator("[data-view='memory-lost']").count() == 0
+    assert page.jp_errors == []

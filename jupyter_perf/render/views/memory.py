@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ...analysis import Analysis
+from ...analysis.verdict import memory_lead
 
 #: (column, label, colour, kind): kind "running peak" | "current"
 SERIES = [
@@ -139,6 +140,8 @@ def _window(a: Analysis) -> dict:
                     "value": h.get("value"), "kind": str(h.get("kind") or "")}
                    for h in sized],
         "sizing_line": str(summ.get("sizing_line") or ""),
+        # executors the window lost to memory, one line each in the verdict's own words
+        "lost": [memory_lead([x])[1] for x in summ.get("lost_to_memory") or []],
         "flags": [str(f) for f in summ.get("flags") or []],
         "labels": {str(k): str(v) for k, v in (summ.get("labels") or {}).items()},
         "near_limit": float(summ.get("near_limit") or 0.9),

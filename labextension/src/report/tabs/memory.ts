@@ -66,6 +66,8 @@ export interface IWindowMemory {
     kind: string;
   }[];
   sizing_line: string;
+  /** Executors the window lost to memory, one line each (absent in older payloads). */
+  lost?: string[];
   flags: string[];
   labels: Record<string, string>;
   near_limit: number;
@@ -172,6 +174,11 @@ export function windowSection(
     warn.dataset.view = 'memory-window-error';
     root.append(warn);
     return root;
+  }
+  for (const line of w.lost ?? []) {
+    const lost = h('div', { class: 'jp-perf-warn' }, `⚠ ${line}`);
+    lost.dataset.view = 'memory-lost';
+    root.append(lost);
   }
   const sizing = h('div', { class: 'jp-perf-memory-sizing' });
   sizing.dataset.view = 'memory-sizing';

@@ -151,6 +151,15 @@ def memory_losses(executors: pd.DataFrame, tasks: pd.DataFrame, start_ms: float,
     return out
 
 
+def note_memory_losses(run) -> None:
+    """A loaded application's executors lost to memory (the whole application is the window),
+    kept where a live window keeps them: ``run.extra["lost_to_memory"]`` (the verdict's lead,
+    the sidebar's badge, the Memory tab)."""
+    lost = memory_losses(run.executors, run.tasks, run.start_ms, run.end_ms)
+    if lost:
+        run.extra["lost_to_memory"] = lost
+
+
 def lost_executor_warnings(executors: pd.DataFrame, tasks: pd.DataFrame, start_ms: float,
                            end_ms: float) -> list[str]:
     """One line per executor lost while the window ran (see :func:`lost_executors`)."""

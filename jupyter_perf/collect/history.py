@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from ..model import Run
+from .executors_lost import note_memory_losses
 from .fields import KEPT_PROPERTIES, parse_spark_time, sorted_stage_memory
 from .rest import RestError, RestNotFound, RestUnreachable, SparkRest, describe_json
 from .rest_run import answered, eviction_warnings, fetch_executors, fetch_jobs, read_stages, text
@@ -134,6 +135,7 @@ def _load(rest: SparkRest, base: str, app_id: str, attempt: str | None) -> Run:
         run = _assemble(app, app_id, base, chosen, warnings, jobs, stages, tasks, executors, env)
     run.sql, run.operators, run.sql_metrics = sql_tables
     run.stage_memory = sorted_stage_memory(read.memory, run.tasks)
+    note_memory_losses(run)
     return run
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..errors import one_line
 from ..model import Run, conform, new_run_id
-from .executors_lost import lost_executor_warnings, memory_losses
+from .executors_lost import lost_executor_warnings, note_memory_losses
 from .fields import sorted_stage_memory
 from .hostcpu import HostCpuSampler, executors_on_this_host
 from .listener import ListenerUnavailable, conform_sparkmeasure_tasks, listeners_for
@@ -399,9 +399,7 @@ class ClassicWindow:
         # executors lost mid-window (a worker or its JVM died): named, with what it cost
         run.warnings.extend(lost_executor_warnings(run.executors, run.tasks, run.start_ms,
                                                    run.end_ms))
-        memory = memory_losses(run.executors, run.tasks, run.start_ms, run.end_ms)
-        if memory:        # the verdict leads with them (analysis/memory.lost_to_memory)
-            run.extra["lost_to_memory"] = memory
+        note_memory_losses(run)   # the verdict leads with them (analysis/memory.lost_to_memory)
 
     def _settled_job(self, job_id: int) -> dict[str, Any] | None:
         """The job once Spark's status store marks it finished and none of its tasks still

@@ -327,7 +327,7 @@ def test_stored_run_keeps_its_stage_memory(runs):
     pd.testing.assert_frame_equal(back.stage_memory, run.stage_memory, check_dtype=False)
 
 
-def test_an_executor_lost_to_out_of_memory_is_named_with_its_last_peaks():
+def test_an_executor_lost_to_out_of_memory_is_named_with_its_last_peaks(tmp_path):
     """Issue V6, on a real executor JVM: a task that builds a ~1 GB string in a 512 MiB heap
     kills its executor (java.lang.OutOfMemoryError -> Spark's exit code 52); the run is kept,
     its warnings name the executor as lost to memory with the peaks Spark last heard from it.
@@ -339,7 +339,8 @@ def test_an_executor_lost_to_out_of_memory_is_named_with_its_last_peaks():
         "spark.executor.memory": "512m", "spark.task.maxFailures": "1",
         "spark.executor.metrics.pollingInterval": "250ms",
         "spark.executor.heartbeatInterval": "1s",
-        "spark.executor.processTreeMetrics.enabled": "true"})
+        "spark.executor.processTreeMetrics.enabled": "true",
+        "spark.eventLog.enabled": "true", "spark.eventLog.dir": str(tmp_path)})
     try:
         spark.range(0, 4, 1, 2).count()        # the executor has registered and reported
         # built from a column, so the optimizer cannot fold it on the driver
@@ -349,6 +350,9 @@ def test_an_executor_lost_to_out_of_memory_is_named_with_its_last_peaks():
         with pytest.raises(Exception, match=r"(?s)ExecutorLostFailure|OutOfMemoryError|exited"):
             jp.measure(lambda: huge.collect(), spark=spark, label="oom")
         run = jp.last_run()
+        sc = spark.sparkContext
+        sc._jsc.sc().listenerBus().waitUntilEmpty(15_000)
+        whole = jp.load_rest(sc.uiWebUrl, sc.applicationId)     # the REST (History Server) path
     finally:
         spark.stop()
     assert run is not None and run.label == "oom" and len(run.jobs) == 1
@@ -370,3 +374,9 @@ def test_an_executor_lost_to_out_of_memory_is_named_with_its_last_peaks():
     from jupyter_perf.store import default_store
     row = default_store().get(run.run_id)
     assert (row["verdict_category"], row["verdict_headline"]) == ("oom", s["verdict_headline"])
+    # a past application (event log, REST) whose executor died of memory: the same lead
+    [log] = glob.glob(str(tmp_path / "*"))
+    for past in (jp.load_eventlog(log), whole):
+        assert [x["executor_id"] for x in past.extra.get("lost_to_memory", [])] == [executor], \
+            (past.kind, past.warnings)
+        assert jp.analyze(past).summary()["verdict_category"] == "oom", past.kind

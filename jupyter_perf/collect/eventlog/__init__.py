@@ -21,6 +21,7 @@ import gc
 import os
 
 from ...model import Run
+from ..executors_lost import note_memory_losses
 from . import parallel
 from .codecs import SUPPORTED_CODECS, codec_of, open_lines
 from .files import EventLogError, in_progress, is_status_marker, log_files
@@ -104,6 +105,7 @@ def load_eventlog(path: str | os.PathLike) -> Run:
     run.extra["log_bytes"] = total_bytes
     run.extra["files"] = [os.path.basename(f) for f in files]
     run.extra["skipped_lines"] = [list(s) for s in parser.skipped]
+    note_memory_losses(run)
     return run
 
 

@@ -634,6 +634,21 @@ def lost_to_memory(run: Run, sized: list[dict] | None = None) -> list[dict]:
     return out
 
 
+def limit_risks(ex: pd.DataFrame) -> list[str]:
+    """One line per executor (the driver included) whose JVM heap peak in the window came to
+    :data:`NEAR_LIMIT` of its heap limit while it spent :data:`GC_PRESSURE` of its task time in
+    GC: the verdict's OOM-risk fact. A used heap near its limit alone is not one (garbage
+    counts until the next collection), nor is unified memory at its limit (Spark fills that
+    pool, then spills: the spill category says so)."""
+    out = []
+    for rec in ex.to_dict("records") if len(ex) else []:
+        share = rec["heap_share"]
+        if share == share and share >= NEAR_LIMIT and rec["gc_pressure"]:
+            out.append(f"executor {rec['executor_id']}'s JVM heap peaked at {share:.0%} of "
+                       f"its limit with {rec['gc_share']:.0%} of its task time in GC")
+    return out
+
+
 def _flags(ex: pd.DataFrame) -> list[str]:
     out = []
     for rec in ex.to_dict("records"):

@@ -401,6 +401,7 @@ class Analysis:
                             tasks_unread=bool(run.extra.get("tasks_unread")),
                             lost_to_memory=tuple(_memory.lost_to_memory(run,
                                                                         self.memory_sizing)),
+                            limit_risks=tuple(_memory.limit_risks(self.memory_table)),
                             **self._operator_evidence(whatif))
         v = verdict(self.wall_ms, len(run.tasks), self.driver_gap_ms, shares, whatif, strag,
                     evidence)

@@ -200,6 +200,9 @@ class Evidence:
     # executors the window lost to memory (analysis/memory.lost_to_memory's records: id,
     # memory "heap" | "killed", exit_code, last heap peak and limit, the sizing's setting/value)
     lost_to_memory: tuple[dict, ...] = ()
+    # executors whose window peak came to a memory limit (analysis/memory.limit_risks): an
+    # OOM risk the verdict states as a fact, whatever the bottleneck
+    limit_risks: tuple[str, ...] = ()
 
 
 def _pct(x: float) -> str:
@@ -563,6 +566,10 @@ def bottleneck_verdict(wall_ms: float, n_tasks: int, driver_gap_ms: float,
         if category != "skew":
             bullets.append(fact[0].upper() + fact[1:])
         hints.append("data_skew")
+    if ev.limit_risks:
+        fact = "OOM risk: " + "; ".join(ev.limit_risks) + " (measured)"
+        parts.append(fact)
+        bullets.append(fact)
     notes = merge_notes(ev.notes)
     parts += notes
     if notes:

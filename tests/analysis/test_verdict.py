@@ -272,3 +272,19 @@ def test_records_that_are_not_memory_losses_are_ignored():
     for junk in ("x", [{"executor_id": "1", "memory": ""}], ["1"], {"executor_id": "1"}):
         run = lost_run(junk)
         assert lost_to_memory(run) == [] and analyze(run).summary()["verdict_category"] == "cpu"
+
+
+def test_a_heap_near_its_limit_under_gc_pressure_is_an_oom_risk_whatever_the_bottleneck():
+    """Issue V4: the verdict names an OOM risk (heap >= 90 % of its limit and >= 10 % of task
+    time in GC, measured) as a fact beside the bottleneck; a full heap without GC pressure
+    (garbage counts until the next collection) or a roomy heap under GC is not one."""
+    risky = analyze(lost_run(None, heap=500 * MiB, gc_ms=40)).summary()
+    fact = ("OOM risk: executor 1's JVM heap peaked at 98% of its limit with 40% of its task "
+            "time in GC (measured)")
+    assert fact in risky["verdict"] and fact in risky["verdict_bullets"], risky["verdict"]
+    assert risky["verdict_category"] != "oom"                 # nothing was lost
+    for calm in (lost_run(None, heap=500 * MiB, gc_ms=0), lost_run(None, heap=100 * MiB,
+                                                                   gc_ms=40)):
+        s = analyze(calm).summary()
+        assert "OOM risk" not in s["verdict"] and not any("OOM risk" in b
+                                                          for b in s["verdict_bullets"])

@@ -113,7 +113,19 @@ REGEX_EXPR = re.compile(r"rlike|regexp|\blike\b", re.I)
 _STRUCTURAL = re.compile(r"^(WholeStageCodegen|InputAdapter|AdaptiveSparkPlan)")
 
 HOT_COLUMNS = ["function", "self_samples", "total_samples", "share", "operator",
-               "execution_id", "node_id", "kind", "stage_ids"]
+               "execution_id", "node_id", "kind", "stage_ids", "executor_ids"]
+
+
+#: A thread-dump sample's root names the stage attempt its task ran in (the thread's name at
+#: the dump; collect/profiler.dump_stacks): "[Executor task launch worker in stage 5.0]".
+STAGE_ROOT = re.compile(r"^\[Executor task launch worker in stage (\d+)\.\d+\]")
+
+
+def task_stage(root: str) -> int | None:
+    """The stage a thread-dump sample's task ran in, from its root frame; None for
+    async-profiler's (a thread named at the window's end: its stage is not the sample's)."""
+    found = STAGE_ROOT.match(root)
+    return int(found.group(1)) if found else None
 
 
 def is_task_stack(frames: list[str]) -> bool:
@@ -129,15 +141,36 @@ def pretty(frame: str) -> str:
 
 def stacks_of(profile: dict | None) -> list[tuple[list[str], int]]:
     """The profile's stacks as (frames root first, samples), bad rows skipped."""
+    return [(frames, count) for frames, count, _ in executor_stacks_of(profile)]
+
+
+def default_executor(profile: dict | None) -> str:
+    """The executor of a stack row that names none: ``driver`` when the tasks ran in the
+    driver's JVM (``local[N]``: Spark's executor id there), the one executor sampled, else
+    ``""`` (not recorded)."""
+    prof = profile or {}
+    if prof.get("method") == "async-profiler":
+        return "driver"
+    executors = prof.get("executors")
+    if isinstance(executors, dict) and len(executors) == 1:
+        return str(next(iter(executors)))
+    return ""
+
+
+def executor_stacks_of(profile: dict | None) -> list[tuple[list[str], int, str]]:
+    """The profile's stacks as (frames root first, samples, executor id); a row is
+    ``[stack, samples]`` or ``[stack, samples, executor id]`` (:func:`default_executor`
+    for the first); bad rows skipped."""
     out = []
+    fallback = default_executor(profile)
     for row in (profile or {}).get("stacks") or []:
         try:
-            stack, count = row
-            count = int(count)
-        except (TypeError, ValueError):
+            stack, count = row[0], int(row[1])
+            executor = str(row[2]) if len(row) > 2 and row[2] is not None else fallback
+        except (TypeError, ValueError, IndexError, KeyError):
             continue
         if isinstance(stack, str) and stack and count > 0:
-            out.append((stack.split(";"), count))
+            out.append((stack.split(";"), count, executor))
     return out
 
 
@@ -236,7 +269,7 @@ class _Resolver:
     def __init__(self, run: Run):
         self.ops = _plan_ops(run)
         self.cpu = _stage_cpu(run)
-        self.memo: dict[tuple[str, int | None], _Op | None] = {}
+        self.memo: dict[tuple[str, int | None, int | None], _Op | None] = {}
 
     def _weight(self, ops: list[_Op]) -> float:
         return sum(self.cpu.get(s, 0.0) for s in {s for o in ops for s in o.stages})
@@ -250,10 +283,20 @@ class _Resolver:
         best = max(sorted(by_ex), key=lambda ex: self._weight(by_ex[ex]))
         return by_ex[best]
 
-    def resolve(self, kind: str, codegen: int | None) -> _Op | None:
-        key = (kind, codegen)
+    def resolve(self, kind: str, codegen: int | None, stage: int | None = None) -> _Op | None:
+        """``stage``: the stage the sample's task ran in, when its thread name said so
+        (thread dumps): only that stage's operators are candidates (all when none has it)."""
+        key = (kind, codegen, stage)
         if key not in self.memo:
-            self.memo[key] = self._resolve(kind, codegen)
+            if stage is None:
+                self.memo[key] = self._resolve(kind, codegen)
+            else:
+                every = self.ops
+                self.ops = [o for o in every if stage in o.stages] or every
+                try:
+                    self.memo[key] = self._resolve(kind, codegen)
+                finally:
+                    self.ops = every
         return self.memo[key]
 
     def _resolve(self, kind: str, codegen: int | None) -> _Op | None:
@@ -303,11 +346,17 @@ class ProfileResult:
     kinds: dict[str, int]              # per kind: samples
     sampled_cpu_ms: float
     spark_cpu_ms: float
-    stacks: list[tuple[list[str], int, str]]   # task stacks with their operator label
+    # task stacks: (frames, samples, operator label, executor id, the operator's stages)
+    stacks: list[tuple[list[str], int, str, str, list[int]]]
+    # why the coarser thread dumps sampled the window instead of async-profiler ("" if not)
+    fallback: str = ""
+    # what one sample is, in the collector's words ("" for runs stored before it said)
+    sample: str = ""
 
     def summary(self) -> dict[str, Any]:
         ratio = (self.sampled_cpu_ms / self.spark_cpu_ms) if self.spark_cpu_ms > 0 else None
         return {"method": self.method, "interval_ms": self.interval_ms, "note": self.note,
+                "fallback": self.fallback, "sample": self.sample,
                 "samples": self.samples, "other_jvm_samples": self.other_samples,
                 "sampled_cpu_ms": self.sampled_cpu_ms, "spark_cpu_ms": self.spark_cpu_ms,
                 "sampled_to_spark": ratio, "operators": self.operators, "kinds": self.kinds,
@@ -331,7 +380,8 @@ def profile_of(run: Run) -> ProfileResult | None:
     method = str(prof.get("method") or "none")
     note = str(prof.get("note") or "")
     resolver = _Resolver(run)
-    task_stacks: list[tuple[list[str], int, str]] = []
+    task_stacks: list[tuple[list[str], int, str, str, list[int]]] = []
+    fn_execs: dict[str, set[str]] = {}
     other = 0
     self_s: dict[str, int] = {}
     total_s: dict[str, int] = {}
@@ -339,15 +389,18 @@ def profile_of(run: Run) -> ProfileResult | None:
     fn_kind: dict[str, dict[str, int]] = {}
     op_rows: dict[tuple[int, int] | None, dict[str, Any]] = {}
     kinds: dict[str, int] = {}
-    for frames, count in stacks_of(prof):
+    for frames, count, executor in executor_stacks_of(prof):
         if not is_task_stack(frames):
             other += count
             continue
         kind, codegen = classify(frames)
-        op = resolver.resolve(kind, codegen)
+        stage = task_stage(frames[0])
+        op = resolver.resolve(kind, codegen, stage)
         key = (op.execution_id, op.node_id) if op is not None else None
         label = f"{op.label} #{op.node_id}" if op is not None else "(no operator)"
-        task_stacks.append((frames, count, label))
+        # the sample's stages: its task's where the thread's name said it, else its operator's
+        task_stacks.append((frames, count, label, executor, [stage] if stage is not None
+                            else list(op.stages) if op else []))
         kinds[kind] = kinds.get(kind, 0) + count
         row = op_rows.setdefault(key, {
             "execution_id": op.execution_id if op else None,
@@ -364,7 +417,8 @@ def profile_of(run: Run) -> ProfileResult | None:
         fn_kind[leaf][kind] += count
         for f in set(body):
             total_s[f] = total_s.get(f, 0) + count
-    samples = sum(c for _, c, _ in task_stacks)
+            fn_execs.setdefault(f, set()).add(executor)
+    samples = sum(c for _, c, *_ in task_stacks)
     ops_by_key = {(o.execution_id, o.node_id): o for o in resolver.ops}
     rows = []
     for fn, total in total_s.items():
@@ -380,7 +434,8 @@ def profile_of(run: Run) -> ProfileResult | None:
                      "execution_id": op.execution_id if op else None,
                      "node_id": op.node_id if op else None,
                      "kind": max(kc, key=lambda k: (kc[k], k)) if kc else "",
-                     "stage_ids": list(op.stages) if op else []})
+                     "stage_ids": list(op.stages) if op else [],
+                     "executor_ids": sorted(fn_execs.get(fn, ()))})
     hot = pd.DataFrame(rows, columns=HOT_COLUMNS)
     if not hot.empty:
         hot = hot.sort_values(["self_samples", "total_samples", "function"],
@@ -392,24 +447,25 @@ def profile_of(run: Run) -> ProfileResult | None:
         r["kind"] = "sampled"
     return ProfileResult(method, interval, note, samples, other, hot, operators,
                          dict(sorted(kinds.items(), key=lambda kv: -kv[1])),
-                         samples * interval, spark_cpu_ms(run), task_stacks)
+                         samples * interval, spark_cpu_ms(run), task_stacks,
+                         str(prof.get("fallback") or ""), str(prof.get("sample") or ""))
 
 
 def empty_hot() -> pd.DataFrame:
     return pd.DataFrame(columns=HOT_COLUMNS)
 
 
-def flame_tree(stacks: list[tuple[list[str], int, str]], min_share: float = 0.002,
+def flame_tree(stacks: list[tuple], min_share: float = 0.002,
                max_nodes: int = 4000) -> list[list[Any]]:
     """An icicle of the task stacks, root first, as flat rows ``[depth, start, samples,
     self, name, operator]`` (start in samples from the left); frames narrower than
     ``min_share`` of all samples are left out (their samples stay in the parent's width),
     and at most ``max_nodes`` rows are kept (the widest)."""
-    total = sum(c for _, c, _ in stacks)
+    total = sum(c for _, c, *_ in stacks)
     if total <= 0:
         return []
     root: dict[str, Any] = {"n": 0, "own": 0, "kids": {}, "ops": {}}
-    for frames, count, op in stacks:
+    for frames, count, op, *_ in stacks:
         node = root
         node["n"] += count
         path = ["all task threads"] + [pretty(f) for f in frames[1:]]
@@ -438,9 +494,9 @@ def flame_tree(stacks: list[tuple[list[str], int, str]], min_share: float = 0.00
     return rows
 
 
-def collapsed_text(stacks: list[tuple[list[str], int, str]]) -> str:
+def collapsed_text(stacks: list[tuple]) -> str:
     """The task stacks in the collapsed format (flamegraph.pl, speedscope)."""
-    return "\n".join(f"{';'.join(frames)} {count}" for frames, count, _ in stacks) + "\n"
+    return "\n".join(f"{';'.join(frames)} {count}" for frames, count, *_ in stacks) + "\n"
 
 
 #: A codegen stage's operator split becomes *sampled* with at least this many samples in it.

@@ -30,6 +30,7 @@ from .connect import endpoint, find_ui, in_process_ui, server_conf, server_tag_m
 from .connect_client import ClientObserver
 from .connect_progress import RestStatusReader
 from .hostcpu import HostCpuSampler, executors_on_this_host
+from .profiler import ProfilerUnavailable, ServerDumpProfiler
 from .progress import ProgressPoller
 from .redact import redact
 from .rest import RestError, SparkRest
@@ -112,8 +113,17 @@ class ConnectWindow(ClassicWindow):
         if reader is not None:
             self.poller = ProgressPoller(reader, self.on_progress, peak_memory=self._peak_memory)
             self.poller.start()
+        if self.profile:
+            self._start_profiler()
         run.start_ms = time.time() * 1000.0
         return self
+
+    def _new_profiler(self):
+        """The server's JVMs, through its UI's thread dumps (no SparkContext here)."""
+        if self.rest is None:
+            raise ProfilerUnavailable("no Spark UI of the server to read its thread dumps from"
+                                      + (f" ({self.ui_problem})" if self.ui_problem else ""))
+        return ServerDumpProfiler(self.rest.base_url, self.run.app_id).start()
 
     def _check_reachable(self) -> None:
         """Fail in seconds, not after the client's ~10 minutes of retries, when the server is

@@ -6,9 +6,14 @@ that JVM through py4j and started when the window starts, stopped when it ends; 
 stacks, with the thread name as the root frame, are kept with the run
 (``run.extra["profile"]``, read by ``analysis/profile.py``).
 
-Where it cannot run — no jar, a platform the jar has no library for, a master whose executors
-are other JVMs (local-cluster, standalone, YARN, Kubernetes), Spark Connect, another window of
-the same JVM already profiling — the run has no profile and ONE warning line says why; the
+Executors in JVMs of their own on this machine (local-cluster, a standalone cluster here) get
+it as an agent through ``jcmd``. Where it cannot reach the task threads — executors on other
+machines, no ``jcmd``, no library for the platform, every executor refusing the agent — the
+window samples Spark's executor thread dumps instead (:class:`ThreadDumpSampler`, the coarser
+method, labelled ``thread dumps (every N ms)``); :data:`METHOD_ENV` forces that fallback. A
+Spark Connect window (no SparkContext here) samples the server's JVMs that way through its
+Spark UI (:class:`ServerDumpProfiler`). Where neither runs — no jar, no Spark UI, another window
+of the same JVM already profiling — the run has no profile and ONE warning line says why; the
 report is otherwise unchanged.
 
 **The jar, and why it is not added to the JVM's launch.** async-profiler is the Maven Central
@@ -37,6 +42,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -308,18 +314,15 @@ class WindowProfiler:
         self._jcmd = ""
         self._dir = ""
         self._missed: list[str] = []
+        self._dumps: ThreadDumpSampler | None = None    # the coarser fallback
+        self._fallback = ""
 
     def _options(self) -> str:
         return f"event=cpu,interval={self.interval_ms}ms,threads"
 
     def start(self) -> "WindowProfiler":
         master = str(self.sc.master)
-        if platform_dir() is None:
-            raise ProfilerUnavailable(f"async-profiler has no library for "
-                                      f"{platform.system()} {platform.machine()}")
-        chosen = os.environ.get(JAR_ENV, "").strip()
-        if chosen and not os.path.isfile(chosen):
-            raise ProfilerUnavailable(f"{JAR_ENV}={chosen} is not a file")
+        setting = method_setting()
         gateway = self.sc._gateway
         with _guard:
             if _busy.get(gateway):
@@ -328,11 +331,13 @@ class WindowProfiler:
             _busy[gateway] = True
         self._gateway = gateway
         try:
-            if is_single_jvm(master):
-                self.handle = _load(self.sc)
-                self.handle.execute(f"start,{self._options()}")
+            if setting == "thread-dumps":
+                self._start_dumps(f"{METHOD_ENV}=thread-dumps")
             else:
-                self._start_agents(master)
+                try:
+                    self._start_async(master)
+                except Unreachable as exc:
+                    self._start_dumps(str(exc), exc)
         except ProfilerUnavailable:
             self._release(gateway)
             raise
@@ -342,17 +347,47 @@ class WindowProfiler:
                                       f"({_java_message(exc)})") from exc
         return self
 
+    def _start_async(self, master: str) -> None:
+        single = is_single_jvm(master)
+        if platform_dir() is None:
+            raise (ProfilerUnavailable if single else Unreachable)(
+                f"async-profiler has no library for {platform.system()} {platform.machine()}")
+        chosen = os.environ.get(JAR_ENV, "").strip()
+        if chosen and not os.path.isfile(chosen):
+            raise ProfilerUnavailable(f"{JAR_ENV}={chosen} is not a file")
+        if single:
+            self.handle = _load(self.sc)
+            self.handle.execute(f"start,{self._options()}")
+        else:
+            self._start_agents(master)
+
+    def _start_dumps(self, why: str, cause: BaseException | None = None) -> None:
+        """The coarser fallback (:class:`ThreadDumpSampler`) through the driver's UI; ``why``
+        is kept with the profile (``fallback``)."""
+        ui = getattr(self.sc, "uiWebUrl", None)
+        try:
+            if not ui:
+                raise ProfilerUnavailable("no Spark UI to read executor thread dumps from "
+                                          "(spark.ui.enabled=false)")
+            self._dumps = ThreadDumpSampler(str(ui), str(self.sc.applicationId),
+                                            dump_interval_ms()).start()
+        except ProfilerUnavailable as exc:
+            if cause is None:
+                raise
+            raise ProfilerUnavailable(f"{cause}; {exc}") from exc
+        self._fallback = why
+
     def _start_agents(self, master: str) -> None:
         pids = executor_processes(str(self.sc.applicationId))
         if not pids:
-            raise ProfilerUnavailable(
+            raise Unreachable(
                 f"the executors of master {master} run in JVMs of their own, none of them "
                 "on this machine; jupyter-perf profiles executors here only (local[N], "
                 "local-cluster, a standalone cluster of this machine)")
         jcmd = _jcmd_path()
         if jcmd is None:
-            raise ProfilerUnavailable("no jcmd (JDK) to load async-profiler into the "
-                                      "executors' JVMs; install a JDK or use local[N]")
+            raise Unreachable("no jcmd (JDK) to load async-profiler into the "
+                              "executors' JVMs; install a JDK or use local[N]")
         import tempfile
 
         self._lib, self._jcmd = native_library(), jcmd
@@ -365,8 +400,9 @@ class WindowProfiler:
             else:
                 self._agents[pid] = ex
         if not self._agents:
-            raise ProfilerUnavailable("async-profiler did not start in the executors' JVMs ("
-                                      + "; ".join(self._missed)[:300] + ")")
+            shutil.rmtree(self._dir, ignore_errors=True)
+            raise Unreachable("async-profiler did not start in the executors' JVMs ("
+                              + "; ".join(self._missed)[:300] + ")")
 
     def _release(self, gateway) -> None:
         with _guard:
@@ -374,9 +410,14 @@ class WindowProfiler:
 
     def stop(self) -> dict[str, Any]:
         """Stop sampling; the profile (``stacks``: [[collapsed stack, samples], ...])."""
-        if self.handle is None and not self._agents:
+        if self.handle is None and not self._agents and self._dumps is None:
             raise ProfilerUnavailable("the profiler was not started")
         try:
+            if self._dumps is not None:
+                record = self._dumps.stop()
+                if self._fallback:
+                    record["fallback"] = self._fallback
+                return record
             if self.handle is not None:
                 self.handle.execute("stop")
                 return profile_record(str(self.handle.execute("collapsed")), self.interval_ms)
@@ -390,6 +431,7 @@ class WindowProfiler:
             self._release(self._gateway)
             self.handle = None
             self._agents = {}
+            self._dumps = None
 
     def _stop_agents(self) -> dict[str, Any]:
         agents = dict(self._agents)
@@ -421,6 +463,26 @@ class WindowProfiler:
         record["executors"] = per_executor
         if self._missed:
             record["note"] = ("not sampled: " + "; ".join(self._missed))[:500]
+        return record
+
+
+class ServerDumpProfiler:
+    """A Spark Connect server's JVMs (this process has no SparkContext, so no async-profiler):
+    the thread-dump fallback (:class:`ThreadDumpSampler`) through the server's Spark UI, the
+    same start/stop as :class:`WindowProfiler`."""
+
+    WHY = "a Spark Connect server: its JVMs are sampled through its Spark UI's thread dumps"
+
+    def __init__(self, ui_url: str, app_id: str):
+        self._dumps = ThreadDumpSampler(ui_url, app_id, dump_interval_ms())
+
+    def start(self) -> "ServerDumpProfiler":
+        self._dumps.start()
+        return self
+
+    def stop(self) -> dict[str, Any]:
+        record = self._dumps.stop()
+        record["fallback"] = self.WHY
         return record
 
 
@@ -461,4 +523,230 @@ def profile_record(text: str, interval_ms: int, method: str = METHOD) -> dict[st
     if rest:
         stacks.append([f"[{TASK_THREAD} (other stacks)]", sum(v for _, v in rest)])
     return {"method": method, "interval_ms": interval_ms, "event": "cpu",
+            "sample": f"one on-CPU sample every {interval_ms} ms of a thread's CPU time",
             "threads": "names as at the end of the window", "stacks": stacks}
+
+
+# -- the coarser fallback: Spark's executor thread dumps, sampled ------------------------------
+#: The setting that chooses how a profiled window samples (env): ``auto`` (the default:
+#: async-profiler where it can reach the task threads, else thread dumps) or ``thread-dumps``
+#: (thread dumps only, also where async-profiler could run).
+METHOD_ENV = "JUPYTER_PERF_PROFILER"
+METHOD_CHOICES = ("auto", "thread-dumps")
+#: How often every executor's threads are dumped (ms), unless :data:`DUMP_INTERVAL_ENV` says.
+#: Measured (docs/benchmarks.md, Issue P: benchmarks/thread_dump_cost.py): one dump costs
+#: ~70 ms of CPU in the driver's and the executor's JVMs together (Spark dumps every thread
+#: with its locks, then the driver writes it as JSON) and ~2 ms in Python, and takes 0.1-0.3 s;
+#: at 250 ms two executors' dumps took ~30% of a 2-core host. Once a second: ~7% there
+#: (estimated from the CPU per dump; a 4 s query measured 1.16x), a cost only a profile that
+#: cannot be had otherwise is worth, and still a few samples per executor and second.
+DUMP_INTERVAL_MS = 1000
+#: The setting (env) for another rate (ms, at least 100).
+DUMP_INTERVAL_ENV = "JUPYTER_PERF_THREAD_DUMP_MS"
+#: How often the list of live executors is read again (s): executors come and go.
+EXECUTORS_EVERY_S = 2.0
+_TASK_NAME = re.compile(r"^Executor task launch worker for task [\d.]+ in stage (\d+)\.(\d+)")
+
+
+def dump_method(interval_ms: int) -> str:
+    """The method label of a thread-dump profile: it says how coarse it is."""
+    return f"thread dumps (every {int(interval_ms)} ms)"
+
+
+def dump_interval_ms() -> int:
+    """:data:`DUMP_INTERVAL_ENV`, checked, else :data:`DUMP_INTERVAL_MS`."""
+    text = os.environ.get(DUMP_INTERVAL_ENV, "").strip()
+    if not text:
+        return DUMP_INTERVAL_MS
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 100:
+        raise ProfilerUnavailable(f"{DUMP_INTERVAL_ENV}={text!r} is not a whole number of ms "
+                                  "of at least 100")
+    return value
+
+
+def method_setting() -> str:
+    """:data:`METHOD_ENV`, checked: ``auto`` or ``thread-dumps``."""
+    value = os.environ.get(METHOD_ENV, "").strip().lower() or "auto"
+    if value not in METHOD_CHOICES:
+        raise ProfilerUnavailable(f"{METHOD_ENV}={value!r} is not one of "
+                                  + ", ".join(METHOD_CHOICES))
+    return value
+
+
+class Unreachable(ProfilerUnavailable):
+    """async-profiler cannot reach the executors' task threads (they run on other machines,
+    no ``jcmd``, no library for this platform, every executor JVM refused the agent): the
+    window samples thread dumps instead, where Spark's UI answers."""
+
+
+def java_frame(element: str) -> str:
+    """One element of a JVM thread dump (``StackTraceElement.toString()``:
+    ``[loader/][module@version/]pkg.Class.method(File.java:12)``) as async-profiler writes a
+    Java frame (``pkg/Class.method``), so one set of rules reads both."""
+    text = element.strip()
+    cut = text.find("(")
+    if cut > 0:
+        text = text[:cut]
+    if "//" in text:                      # a class loader and no named module: "app//..."
+        text = text.split("//", 1)[1]
+    elif "@" in text.split("(")[0]:       # a module with its version: "java.base@17/..."
+        at = text.index("@")
+        slash = text.find("/", at)
+        text = text[slash + 1:] if slash > 0 else text
+    elif "/" in text and "/0x" not in text:   # a module without a version: "java.sql/..."
+        text = text.split("/", 1)[1]
+    cls, dot, method = text.rpartition(".")
+    if not dot:
+        return text
+    return f"{cls.replace('.', '/')}.{method}"
+
+
+def dump_stacks(threads: Any) -> list[str]:
+    """The collapsed stacks (root first, no count) of the RUNNABLE task threads of one
+    executor's thread dump (``/executors/{id}/threads``). The root names the task's stage
+    attempt, ``[Executor task launch worker in stage 5.0]`` (the thread's name at the dump:
+    the task it ran then), so equal stacks of one stage merge."""
+    out = []
+    for t in threads if isinstance(threads, list) else []:
+        if not isinstance(t, dict) or t.get("threadState") != "RUNNABLE":
+            continue
+        found = _TASK_NAME.match(str(t.get("threadName") or ""))
+        if not found:
+            continue
+        trace = t.get("stackTrace")
+        elems = trace.get("elems") if isinstance(trace, dict) else trace
+        if not isinstance(elems, list) or not elems:
+            continue
+        frames = [java_frame(str(e)) for e in reversed(elems)]
+        frames = [_HIDDEN.sub("0x", _LAMBDA.sub("$$Lambda", f)) for f in frames]
+        root = f"[{TASK_THREAD} in stage {found.group(1)}.{found.group(2)}]"
+        out.append(";".join([root] + frames))
+    return out
+
+
+class ThreadDumpSampler:
+    """Every :data:`DUMP_INTERVAL_MS`, the threads of each live executor that runs tasks,
+    from Spark's REST API (``/api/v1/applications/{app}/executors/{id}/threads``: the driver
+    asks the executor over RPC, wherever it runs); each RUNNABLE task thread's stack is one
+    sample. Coarser than async-profiler: a RUNNABLE thread may be waiting in native code
+    (a socket read), the rate is a few per second, and a dump stops the executor's threads
+    at a safepoint. ``start()`` raises :class:`ProfilerUnavailable`; ``stop()`` -> the
+    profile record."""
+
+    def __init__(self, ui_url: str, app_id: str, interval_ms: int = DUMP_INTERVAL_MS):
+        from .rest import SparkRest
+
+        self.rest = SparkRest(ui_url, app_id, timeout=10.0, deadline=10.0)
+        self.interval_ms = int(interval_ms)
+        self.counts: dict[tuple[str, str], int] = {}     # (stack, executor) -> samples
+        self.dumps: dict[str, int] = {}                  # executor -> dumps read
+        self.errors: dict[str, str] = {}                 # executor -> last error
+        self.rounds = 0
+        self._executors: list[str] = []
+        self._listed = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started = self._ended = 0.0
+
+    def _list_executors(self) -> None:
+        from .rest import RestError
+
+        try:
+            rows = self.rest.get("/executors")
+        except RestError as exc:
+            if not self._executors:
+                raise ProfilerUnavailable(f"Spark's executor list could not be read for "
+                                          f"thread dumps ({one_line(exc)})") from exc
+            return
+        self._listed = time.monotonic()
+        # the executors that run tasks: the driver only on a local master (cores there)
+        self._executors = [str(r["id"]) for r in rows if isinstance(r, dict) and "id" in r
+                           and r.get("isActive", True) and int(r.get("totalCores") or 0) > 0]
+
+    def start(self) -> "ThreadDumpSampler":
+        self._list_executors()
+        self._started = time.monotonic()
+        self._thread = threading.Thread(target=self._loop, name="jupyter-perf thread dumps",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        period = self.interval_ms / 1000.0
+        due = time.monotonic()
+        while not self._stop.is_set():
+            if time.monotonic() - self._listed >= EXECUTORS_EVERY_S:
+                try:
+                    self._list_executors()
+                except ProfilerUnavailable as exc:     # none known yet: try again next round
+                    self.errors["the executor list"] = str(exc)
+                    self._listed = time.monotonic()
+            self.sample_once()
+            due += period
+            now = time.monotonic()
+            if due < now:                 # a slow round: the next one at the next tick
+                due = now + period - ((now - due) % period)
+            self._stop.wait(due - now)
+
+    def sample_once(self) -> None:
+        from .rest import RestError
+
+        for ex in list(self._executors):
+            if self._stop.is_set():
+                return
+            try:
+                threads = self.rest.get(f"/executors/{ex}/threads")
+            except RestError as exc:      # gone, or busy: its samples of this round are lost
+                self.errors[ex] = one_line(exc)
+                continue
+            self.dumps[ex] = self.dumps.get(ex, 0) + 1
+            for stack in dump_stacks(threads):
+                self.counts[(stack, ex)] = self.counts.get((stack, ex), 0) + 1
+        self.rounds += 1
+
+    def stop(self) -> dict[str, Any]:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        self._ended = time.monotonic()
+        self.rest.close()
+        if not self.dumps:
+            raise ProfilerUnavailable("no executor thread dump could be read" + (
+                f" ({'; '.join(self._missed())[:300]})" if self.errors
+                else " (no executor ran tasks during the window)"))
+        return self.record()
+
+    def _missed(self) -> list[str]:
+        return [f"{e}: {w}" if e == "the executor list" else f"executor {e}: {w}"
+                for e, w in self.errors.items()]
+
+    def record(self) -> dict[str, Any]:
+        """The profile as a run keeps it: rows ``[stack, samples, executor id]``, heaviest
+        first; ``interval_ms`` = the window's length / the dumps of an executor (the time
+        one sample stands for: the measured period, not the asked-for one)."""
+        span_ms = max(0.0, (self._ended - self._started) * 1000.0)
+        per_executor = max(self.dumps.values()) if self.dumps else 0
+        measured = span_ms / per_executor if per_executor else float(self.interval_ms)
+        ordered = sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        stacks = [[s, n, ex] for (s, ex), n in ordered[:MAX_STACKS]]
+        rest = ordered[MAX_STACKS:]
+        if rest:
+            stacks.append([f"[{TASK_THREAD} (other stacks)]", sum(n for _, n in rest), ""])
+        executors: dict[str, int] = {}
+        for (_, ex), n in self.counts.items():
+            executors[ex] = executors.get(ex, 0) + n
+        record: dict[str, Any] = {
+            "method": dump_method(self.interval_ms), "interval_ms": round(measured, 1),
+            "requested_interval_ms": self.interval_ms, "event": "thread dumps (RUNNABLE)",
+            "sample": (f"each RUNNABLE task thread's stack in every dump, a dump about every "
+                       f"{round(measured)} ms of wall time (coarser than on-CPU sampling)"),
+            "threads": "names at each dump", "stacks": stacks, "executors": executors,
+            "dumps": dict(self.dumps)}
+        missed = self._missed()
+        if missed:
+            record["note"] = ("some thread dumps could not be read: " + "; ".join(missed))[:500]
+        return record

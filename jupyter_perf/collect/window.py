@@ -72,8 +72,6 @@ class ClassicWindow:
         self.next_job_at_end: int | None = None   # the scheduler's job count when the cell ended
         self.profile = profile    # CPU stack samples of the window (collect/profiler.py)
         self.profiler: WindowProfiler | None = None
-        if profile and self.sc is None:
-            self._no_profile("a Spark Connect server's JVM is not profiled yet")
 
     def _context(self, spark):
         """The driver's SparkContext (a Spark Connect window has none: connect_window.py)."""
@@ -135,13 +133,17 @@ class ClassicWindow:
         self.run.warnings.append(f"no CPU profile: {why}")
         self.run.extra["profile"] = {"method": "none", "note": why}
 
+    def _new_profiler(self):
+        """The window's CPU profiler, started (raises ProfilerUnavailable)."""
+        return WindowProfiler(self.sc).start()
+
     def _start_profiler(self) -> None:
         try:
-            self.profiler = WindowProfiler(self.sc).start()
+            self.profiler = self._new_profiler()
         except ProfilerUnavailable as exc:
             self._no_profile(str(exc))
-        except Exception as exc:     # py4j or the JVM: never let a profile break the cell
-            self._no_profile(f"async-profiler could not start ({one_line(exc)})")
+        except Exception as exc:     # py4j, the JVM, the UI: never let a profile break the cell
+            self._no_profile(f"the profiler could not start ({one_line(exc)})")
 
     def _stop_profiler(self) -> None:
         profiler, self.profiler = self.profiler, None

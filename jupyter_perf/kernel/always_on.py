@@ -56,13 +56,15 @@ class Armed:
     """One cell under always-on: its tag on the main thread, and nothing else until a job
     with that tag is seen (no window, no DataFrame, no thread started per cell)."""
 
-    def __init__(self, spark, source: str, notebook: str, cell_id: str):
+    def __init__(self, spark, source: str, notebook: str, cell_id: str,
+                 profile: bool = False):
         from ..model import new_run_id
 
         self.spark, self.sc = spark, spark.sparkContext
         self.run_id = new_run_id()
         self.tag = TAG_PREFIX + self.run_id
         self.source, self.notebook, self.cell_id = source, notebook, cell_id
+        self.profile = profile      # CPU stack samples from the first job on (--profile)
         self.lock = threading.Lock()
         self.state = "new"          # armed -> woken -> ended (or dropped)
         self.window: AlwaysOnWindow | None = None
@@ -85,7 +87,8 @@ class Armed:
     def wake(self, job_ids: list[int], on_progress=None) -> AlwaysOnWindow:
         """Start the window (from the watcher, or at the cell's end)."""
         window = AlwaysOnWindow(self.spark, kind="cell", label="", source=self.source,
-                                notebook=self.notebook, on_progress=on_progress)
+                                notebook=self.notebook, on_progress=on_progress,
+                                profile=self.profile)
         window.run.run_id, window.tag = self.run_id, self.tag
         if self.cell_id:
             window.run.extra["cell_id"] = self.cell_id
@@ -107,6 +110,7 @@ class AlwaysOn:
     def __init__(self, shell):
         self.shell = shell
         self.enabled = False
+        self.profile = False         # %perfmeasure on --profile: each measured cell sampled
         self.cells = 0               # cells measured (woken)
         self._window: Armed | None = None
         self._live: LiveDisplay | None = None
@@ -115,8 +119,11 @@ class AlwaysOn:
         self._watcher: threading.Thread | None = None
 
     # -- switching ------------------------------------------------------------------
-    def enable(self, on: bool) -> None:
+    def enable(self, on: bool, profile: bool = False) -> None:
+        """On or off; ``profile``: also sample each measured cell's CPU stacks, from its
+        first Spark job on (off by default: docs/benchmarks.md, "Issue P")."""
         self.enabled = bool(on)
+        self.profile = bool(on and profile)
         if not on:
             self.disarm()
 
@@ -154,7 +161,8 @@ class AlwaysOn:
         if spark is None:
             return
         shell = self.shell
-        window = Armed(spark, source, _notebook(shell), current_cell_id(shell))
+        window = Armed(spark, source, _notebook(shell), current_cell_id(shell),
+                       profile=self.profile)
         window.arm()
         self._live = LiveDisplay(mode_for(shell))
         with self._cond:

@@ -36,6 +36,7 @@ HELP = """%%perfmeasure [-o NAME] [--label TEXT] [--no-report] [--ui URL] [--pro
                    machine: local[N], local-cluster): the Profile tab, a.hot_functions
 %perfmeasure on | off         measure every cell that runs Spark jobs (no magic per cell);
                               also JUPYTER_PERF_ALWAYS_ON=1 or jupyter_perf.always_on(True)
+%perfmeasure on --profile     the same, each cell's CPU stacks sampled too (as --profile)
 %perfmeasure list [N]         recent runs (from every kernel)
 %perfmeasure show RUN_ID      show a stored run's report
 %perfmeasure export RUN_ID [PATH]
@@ -77,19 +78,20 @@ class PerfMagics(Magics):
             print(f"perfmeasure: {exc}; try %perfmeasure help", file=sys.stderr)
             return None
         if cell is None:
-            return self._line(args.rest, args.app)
+            return self._line(args.rest, args.app, args.profile)
         return self._cell(cell, args, typed_header(self.shell, line))
 
     # -- line magic ---------------------------------------------------------
-    def _line(self, rest: list[str], app: str | None = None):
+    def _line(self, rest: list[str], app: str | None = None, profile: bool = False):
         verb = rest[0] if rest else "help"
         if verb in ("list", "show", "export", "compare", "advice", "history", "regressions"):
             wait_pending()          # the runs of the cells that just ended are in the store
         if verb == "help":
             print(HELP)
         elif verb in ("on", "off") and len(rest) == 1:
-            always_on_for(self.shell).enable(verb == "on")
+            always_on_for(self.shell).enable(verb == "on", profile=profile)
             print("perfmeasure: always on — every cell that runs Spark jobs is measured"
+                  + (", its CPU stacks sampled (--profile)" if profile else "")
                   if verb == "on" else "perfmeasure: always-on is off")
         elif verb == "list":
             limit = int(rest[1]) if len(rest) > 1 and rest[1].isdigit() else 20

@@ -262,3 +262,35 @@ def test_spark4_idle_task_thread_names_are_task_threads():
     assert sum(n for _, n in tasks) == 12
     assert all(P.is_task_stack(s.split(";")) for s, _ in tasks)
     assert not P.is_task_stack(["[jvm] C2 CompilerThre"])
+
+
+def test_thread_dump_samples_go_to_the_stage_their_task_ran_in():
+    """A thread dump names each sample's task at the dump (collect/profiler.dump_stacks): its
+    stage picks among the operators, here the codegen stage 1 of execution 0, which the CPU
+    weight alone would not choose (test_codegen_stage_of_another_execution_is_told_apart)."""
+    dump_root = "[Executor task launch worker in stage {}.0]"
+    prof = {"method": "thread dumps (every 1000 ms)", "interval_ms": 1003.5,
+            "requested_interval_ms": 1000, "fallback": "no jcmd (JDK) to load async-profiler",
+            "stacks": [[AGG_MAP.replace(T, dump_root.format(20)), 3, "1"],
+                       [AGG_MAP.replace(T, dump_root.format(11)), 2, "0"]],
+            "executors": {"0": 2, "1": 3}}
+    a = jp.analyze(plan_run(prof))
+    s = a.summary()["profile"]
+    assert s["method"] == "thread dumps (every 1000 ms)"
+    assert s["fallback"].startswith("no jcmd") and s["samples"] == 5
+    assert s["sampled_cpu_ms"] == pytest.approx(5 * 1003.5)
+    got = {(o["execution_id"], o["node_id"]): o["samples"] for o in s["operators"]}
+    assert got == {(0, 0): 3, (1, 4): 2}
+    # a stage no operator ran in: the rule without it
+    prof["stacks"] = [[AGG_MAP.replace(T, dump_root.format(99)), 4, "1"]]
+    s = jp.analyze(plan_run(prof)).summary()["profile"]
+    assert [(o["execution_id"], o["node_id"]) for o in s["operators"]] == [(1, 4)]
+
+
+@pytest.mark.parametrize("root, stage", [
+    ("[Executor task launch worker in stage 20.1]", 20),
+    (T, None),                                         # async-profiler: named at the end
+    ("[Executor task idle worker-3]", None), ("[jvm] GC Thread#", None),
+])
+def test_task_stage_of_a_root(root, stage):
+    assert P.task_stage(root) == stage

@@ -182,6 +182,38 @@ def test_a_proxied_ui_with_spark_ui_proxybase(connect, server):
     assert_stages_equal_rest(run, server.ui)
 
 
+def test_a_profiled_connect_cell_samples_the_servers_threads(connect, server, monkeypatch):
+    """Issue P: a Connect server profiles the same way a classic session whose executors
+    async-profiler cannot reach does: Spark's thread dumps through the server's UI, labelled
+    the coarser method with why; the regex frames go to the Filter of the window's stages."""
+    import re
+
+    from jupyter_perf.collect import profiler
+
+    # a faster rate than the default (the documented setting): samples enough in a short window
+    monkeypatch.setenv(profiler.DUMP_INTERVAL_ENV, "250")
+
+    def regex():
+        (connect.range(0, 3_000_000, 1, 4)
+         .selectExpr("concat('abc', CAST(id AS STRING), 'xyz') AS s")
+         .where("s RLIKE '^a.*(1|2)3+x'").count())
+
+    regex()                                             # warm: the code generated and compiled
+    run = jp.measure(regex, spark=connect, store=False, profile=True)
+    assert not [w for w in run.warnings if w.startswith("no CPU profile")], run.warnings
+    a = jp.analyze(run)
+    prof = a.summary()["profile"]
+    assert prof["method"] == "thread dumps (every 250 ms)"
+    assert prof["fallback"] == profiler.ServerDumpProfiler.WHY
+    assert prof["samples"] >= 3, prof
+    stages = {int(s) for s in run.stages["stage_id"]}
+    top = a.hot_functions.head(8)
+    mine = top[top["function"].str.contains(r"^java\.util\.regex\.", regex=True)]
+    assert len(mine), top[["function", "self_samples", "operator"]].to_string()
+    assert all(re.search(r"^Filter\b", op) for op in mine["operator"]), mine.to_string()
+    assert set(mine.iloc[0]["stage_ids"]) <= stages
+
+
 # A pyspark 3.5 client (the project's own .venv, which `make test-spark4` builds first) on
 # this pyspark 4 server: jp.spark_session(remote=..., ui_url=...) and jp.measure in that process.
 CLIENT_35 = """

@@ -210,6 +210,38 @@ def test_a_cell_failing_before_any_job_says_so_in_one_quiet_line(lk):
 
 
 
+REGEX = ("spark.range(0, 4_000_000, 1, 4).selectExpr(\"concat('abc', cast(id AS string), 'xyz')"
+         " AS s\").where(\"s rlike '^a.*(1|2)3+x'\").count()")
+
+
+def profile_of_last_run(lk) -> dict:
+    lk("import jupyter_perf.kernel.handoff as _h; _h.wait_pending()")
+    return lk.value("(lambda r, p: dict(run_id=r.run_id, always_on=bool(r.extra.get('always_on')), "
+                    "method=p['method'] if p else None, samples=p['samples'] if p else None, "
+                    "warnings=[w for w in r.warnings if 'CPU profile' in w]))"
+                    "(jp.last_run(), jp.analyze(jp.last_run()).summary()['profile'])")
+
+
+def test_on_with_profile_samples_every_measured_cell_until_on_alone(lk):
+    """`%perfmeasure on --profile`: each measured cell's CPU stacks are sampled as
+    `%%perfmeasure --profile` samples them (here local[2]: async-profiler in the driver's
+    JVM); `%perfmeasure on` again measures without them."""
+    on = lk("%perfmeasure on --profile")
+    assert on.stream("stdout").startswith("perfmeasure: always on") and "--profile" in \
+        on.stream("stdout")
+    for _ in range(2):                      # every cell, not just the first
+        cell = lk(f"n = {REGEX}")
+        lk.report_for(collecting_id(cell))
+        prof = profile_of_last_run(lk)
+        assert prof["always_on"] and prof["warnings"] == [], prof
+        assert prof["method"] == "async-profiler" and prof["samples"] > 0, prof
+    lk("%perfmeasure on")
+    cell = lk(f"n = {REGEX}")
+    lk.report_for(collecting_id(cell))
+    plain = profile_of_last_run(lk)
+    assert plain["always_on"] and plain["method"] is None and plain["run_id"] != prof["run_id"]
+
+
 def test_a_kernel_shutdown_waits_for_the_pending_finish(lk):
     """Last: shuts the kernel down with a run still held back by the gate."""
     from jupyter_perf.store import RunStore

@@ -100,6 +100,9 @@ def test_tab_draws_searches_and_keeps_strings_as_text(open_report, a):
     assert panel.locator(".jp-perf-warn", has_text="could not be drawn").count() == 0
     assert panel.locator(".jp-perf-profile-flame canvas").count() >= 1
     assert "100 samples" in panel.inner_text()
+    # what one sample is, in the collector's words (thread dumps say theirs)
+    assert "async-profiler, one on-CPU sample every 10 ms of a thread's CPU time." in \
+        panel.inner_text()
     first = page.eval_on_selector(
         "table[data-view='profile-hot'] tbody tr td", "td => td.textContent")
     assert first == "org.apache.spark.unsafe.map.BytesToBytesMap.safeLookup"
@@ -166,3 +169,157 @@ def test_tab_without_task_samples_says_so(open_report):
     page = open_report(analyze(run), tab="profile")
     assert "No task thread was on CPU" in page.inner_text(PANEL)
     assert page.jp_errors == []
+
+
+# -- filters by stage, operator and executor, and the search's sample count (issue P item 4) --
+SMALL = (f"{ROOT};{TASK};org/apache/spark/sql/execution/python/PythonUDFRunner.compute;"
+         "java/io/DataInputStream.readInt 1")
+
+
+def executors_run():
+    """The same profile taken in two executor JVMs (agent): executor 1 ran the aggregate and
+    the regex, executor 2 the shuffle write and one sample of a rare frame; the exchange ran
+    in two stages."""
+    run = profiled_run()
+    stages = sorted(set(run.tasks["stage_id"].astype(int)))
+    ops = run.operators.copy()
+    ops.at[2, "stage_attempts"] = [[stages[0], 0], [stages[1], 0]]
+    run.operators = ops
+    lines = COLLAPSED.splitlines()
+    one = profile_record("\n".join(lines[:2] + lines[4:]), 10, method="async-profiler (agent)")
+    two = profile_record("\n".join([lines[2], lines[3], SMALL]), 10)
+    run.extra["profile"] = {
+        "method": "async-profiler (agent)", "interval_ms": 10,
+        "stacks": [r + ["1"] for r in one["stacks"]] + [r + ["2"] for r in two["stacks"]],
+        "executors": {"1": 82, "2": 19}}
+    return run, stages
+
+
+def test_local_samples_carry_the_driver_and_their_operators_stages(a):
+    """local[N]: every task ran in the driver's JVM, whose executor id Spark calls driver; a
+    group is an operator on an executor, with the operator's stages."""
+    view = _view(a)
+    g = view["groups"]
+    assert set(g["executor"]) == {"driver"}
+    assert set(view["hot"]["executors"]) == {"driver"}
+    assert all(ids == ["driver"] for ids in a.hot_functions["executor_ids"])
+    assert a.hot_functions.columns[-1] == "executor_ids"
+    stages = {o["label"]: o["stages"] for o in view["operators"]}
+    for op, st in zip(g["operator"], g["stages"]):
+        assert ", ".join(map(str, st)) == stages[op]
+
+
+def test_payload_cells_add_up_to_the_icicle_and_the_hot_functions():
+    run, stages = executors_run()
+    a = analyze(run)
+    assert a.summary()["profile"]["samples"] == 101
+    view = _view(a)
+    g, f = view["groups"], view["flame"]
+    assert sorted(set(g["executor"])) == ["1", "2"]
+    exchange = g["operator"].index(next(o for o in g["operator"] if o.startswith("Exchange")))
+    assert g["stages"][exchange] == stages[:2] and g["executor"][exchange] == "2"
+    # every node's width is the sum of its groups' cells, its parent one level up
+    c = f["cells"]
+    for i in range(len(f["n"])):
+        mine = [k for k, node in enumerate(c["node"]) if node == i]
+        assert sum(c["n"][k] for k in mine) == f["n"][i]
+        assert sum(c["own"][k] for k in mine) == f["own"][i]
+        p = f["parent"][i]
+        assert (p == -1) == (i == 0)
+        if p >= 0:
+            assert f["depth"][p] == f["depth"][i] - 1
+            assert f["start"][p] <= f["start"][i] <= f["start"][i] + f["n"][i] \
+                <= f["start"][p] + f["n"][p]
+    # the root's cells are each group's samples: per executor, what the profile recorded
+    by_ex: dict[str, int] = {}
+    for k in [k for k, node in enumerate(c["node"]) if node == 0]:
+        by_ex[g["executor"][c["group"][k]]] = by_ex.get(g["executor"][c["group"][k]], 0) \
+            + c["n"][k]
+    assert by_ex == {"1": 82, "2": 19}
+    # one sample of 101 (< 0.2 %? no: 1 %) — a frame of one group's share stays drawable
+    assert "java.io.DataInputStream.readInt" in f["name"]
+    # the hot functions' cells: per function, the sums are a.hot_functions'
+    hot = a.hot_functions.set_index("function")
+    h = view["hot_cells"]
+    for fn in set(h["function"]):
+        ks = [k for k, x in enumerate(h["function"]) if x == fn]
+        assert sum(h["self"][k] for k in ks) == hot.at[fn, "self_samples"]
+        assert sum(h["total"][k] for k in ks) == hot.at[fn, "total_samples"]
+    assert hot.at["net.jpountz.lz4.LZ4BlockOutputStream.write", "executor_ids"] == ["2"]
+    assert view["hot"]["executors"][view["hot"]["function"].index(
+        "java.util.regex.Pattern$Branch.match")] == "1"
+
+
+def test_flame_keeps_each_groups_resolution():
+    """A frame too narrow for the whole profile is kept where it is wide within its group
+    (so a filter to that group shows it); the widest max_nodes are kept, parents first."""
+    big = "\n".join(f"{ROOT};{TASK};{CG}.processNext;f{i} 1000" for i in range(3))
+    run = profiled_run(big + "\n" + f"{ROOT};{TASK};org/apache/spark/shuffle/sort/"
+                       "BypassMergeSortShuffleWriter.write;rare/Frame.run 1")
+    a = analyze(run)
+    view = _view(a)
+    assert "rare.Frame.run" in view["flame"]["name"]
+    index, _ = profile._groups(a.profile.stacks)
+    few = profile.flame(a.profile.stacks, index, max_nodes=4)
+    assert len(few["n"]) == 4 and few["parent"][0] == -1
+    assert all(0 <= p < i for i, p in enumerate(few["parent"]) if i)
+
+
+def test_filters_narrow_the_flame_and_the_hot_functions(open_report):
+    run, stages = executors_run()
+    a = analyze(run)
+    view = _view(a)
+    page = open_report(a, tab="profile")
+    chart = f"{PANEL} .jp-perf-profile-flame"
+
+    def shown_samples():
+        return int(page.eval_on_selector(chart, "c => c.dataset.samples"))
+
+    def hot_functions():
+        return page.eval_on_selector_all(
+            "table[data-view='profile-hot'] tbody tr td:first-child",
+            "tds => tds.map(td => td.textContent)")
+
+    assert shown_samples() == 101
+    # executor 2: its samples only, and its functions
+    page.select_option(f"{PANEL} select.jp-perf-profile-executor", label="executor 2")
+    page.wait_for_function(f"() => document.querySelector(\"{chart}\").dataset.samples === '19'",
+                           timeout=10_000)
+    assert "Filtered: 19 samples (sampled) of 101" in page.inner_text(PANEL)
+    assert set(hot_functions()) == {"net.jpountz.lz4.LZ4BlockOutputStream.write",
+                                    "java.io.DataInputStream.readInt", CG.replace("/", ".")
+                                    + ".processNext"}
+    # and stage 2 on top: only the exchange ran there
+    page.select_option(f"{PANEL} select.jp-perf-profile-stage", label=f"stage {stages[1]}")
+    exchange = next(o for o in view["operators"] if o["label"].startswith("Exchange"))
+    want = exchange["samples"]
+    page.wait_for_function(
+        f"() => document.querySelector(\"{chart}\").dataset.samples === '{want}'",
+        timeout=10_000)
+    assert hot_functions() == ["net.jpountz.lz4.LZ4BlockOutputStream.write"]
+    # the search counts within the filter: frames and samples (sampled)
+    page.fill(f"{PANEL} input[type=search]", "lz4")
+    page.wait_for_function(
+        f"() => document.querySelector(\"{chart}\").dataset.matchSamples === '{want}'",
+        timeout=10_000)
+    assert f"1 frame match: {want} samples (sampled)" in page.inner_text(
+        f"{PANEL} .jp-perf-profile-found")
+    # the operator filter offers each operator once; the hostile frame's name stays text
+    opts = page.eval_on_selector_all(f"{PANEL} select.jp-perf-profile-operator option",
+                                     "os => os.map(o => o.textContent)")
+    assert opts == ["every operator"] + list(dict.fromkeys(view["groups"]["operator"]))
+    page.select_option(f"{PANEL} select.jp-perf-profile-executor", label="executor 1")
+    page.wait_for_function(f"() => document.querySelector(\"{chart}\").dataset.samples === '0'",
+                           timeout=10_000)     # executor 1 did not run stage 2
+    page.select_option(f"{PANEL} select.jp-perf-profile-stage", index=0)
+    page.wait_for_function(f"() => document.querySelector(\"{chart}\").dataset.samples === '82'",
+                           timeout=10_000)
+    assert HOSTILE in hot_functions()
+    # every filter off: the whole profile
+    page.select_option(f"{PANEL} select.jp-perf-profile-stage", index=0)
+    page.select_option(f"{PANEL} select.jp-perf-profile-executor", index=0)
+    page.wait_for_function(f"() => document.querySelector(\"{chart}\").dataset.samples === '101'",
+                           timeout=10_000)
+    assert len(hot_functions()) == len(view["hot"]["function"])
+    assert page.evaluate("window.__xss") is None and page.locator("img[src=x]").count() == 0
+    assert page.jp_errors == [] and page.jp_requests == []

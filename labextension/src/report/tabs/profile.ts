@@ -1,8 +1,10 @@
 /**
  * The Profile tab (issue P): the window's on-CPU stack samples of Spark's task
  * threads as an icicle flame graph (BokehJS rectangles, root on top, one
- * colour per plan operator the samples were attributed to), a search that
- * marks the frames whose name matches, the operators' sampled split, the hot
+ * colour per plan operator the samples were attributed to), filters by stage,
+ * operator and executor that redraw it and the hot functions from the chosen
+ * samples, a search that marks the frames whose name matches and counts their
+ * samples (../profilefilter.ts), the operators' sampled split, the hot
  * functions, and the collapsed stacks as a download (flamegraph.pl,
  * speedscope). Shown only when the run has a profile. Data:
  * jupyter_perf/render/views/profile.py.
@@ -13,10 +15,29 @@ import { h } from '../dom';
 import { addStyles } from '../style';
 import { IColumn, rowsOf, table } from '../table';
 import { ITab, ITabContext, Selection } from '../types';
+import {
+  IFlameLayout,
+  IFlameTree,
+  IHotCells,
+  IProfileFilter,
+  IProfileGroups,
+  NO_FILTER,
+  executorLabel,
+  filterChoices,
+  groupsFor,
+  hotRows,
+  isFiltered,
+  layoutFlame,
+  searchFlame
+} from '../profilefilter';
 
 export interface IProfileData {
   summary: {
     method: string;
+    /** what one sample is, in the collector's words (absent in older payloads) */
+    sample?: string;
+    /** why thread dumps sampled the window instead of async-profiler ('' if they did not) */
+    fallback?: string;
     interval_ms: number;
     note: string;
     samples: number;
@@ -27,16 +48,12 @@ export interface IProfileData {
     kinds: Record<string, number>;
   };
   operators: Record<string, any>[];
-  flame: {
-    depth: number[];
-    start: number[];
-    n: number[];
-    own: number[];
-    name: string[];
-    operator: string[];
-  };
+  /** the samples' groups (operator x executor); older payloads have none */
+  groups?: IProfileGroups;
+  flame: IFlameTree;
   min_share: number;
   hot: Record<string, any[]>;
+  hot_cells?: IHotCells;
   hot_total: number;
   max_hot: number;
   collapsed: string;
@@ -102,8 +119,8 @@ function intro(d: IProfileData): HTMLElement {
     h(
       'span',
       { class: 'jp-perf-muted' },
-      `${s.method}, one on-CPU sample every ${s.interval_ms} ms of a thread's CPU ` +
-        `time. Spark's executor CPU time of the window: ${formatDuration(
+      `${s.method}${s.sample ? `, ${s.sample}` : ''}. ` +
+        `Spark's executor CPU time of the window: ${formatDuration(
           s.spark_cpu_ms
         )} (measured). ` +
         `The JVM's other threads (JIT compilers, GC, Spark's own): ${formatCount(
@@ -113,6 +130,9 @@ function intro(d: IProfileData): HTMLElement {
         'A sample goes to the plan operator its stack names (the whole-stage-codegen ' +
         'id of the generated code and the Spark classes on it); frames narrower than ' +
         `${(100 * d.min_share).toFixed(1)}% of the samples are left out.` +
+        (s.fallback
+          ? ` Thread dumps, not async-profiler: ${s.fallback}.`
+          : '') +
         (s.note ? ` ${s.note}` : '')
     )
   );
@@ -157,6 +177,30 @@ function label(name: string, n: number, total: number): string {
   return short;
 }
 
+/** The data source's columns for a layout of the flame (colours by frame). */
+function flameColumns(
+  d: IProfileData,
+  at: IFlameLayout,
+  colour: string[]
+): Record<string, any[]> {
+  const f = d.flame;
+  const total = at.total || 1;
+  return {
+    left: at.start,
+    right: at.start.map((s, r) => s + at.n[r]),
+    top: at.depth.map(x => -x),
+    bottom: at.depth.map(x => -x - 0.95),
+    mid: at.depth.map(x => -x - 0.5),
+    name: at.node.map(i => f.name[i]),
+    operator: at.node.map(i => f.operator[i]),
+    samples: at.n,
+    own: at.own,
+    share: at.n.map(n => `${((100 * n) / total).toFixed(1)}%`),
+    text: at.node.map((i, r) => label(f.name[i], at.n[r], total)),
+    color: at.node.map(i => colour[i])
+  };
+}
+
 /** The icicle: a BokehJS figure (not yet shown) and its data source. */
 export function flameFigure(
   ctx: ITabContext,
@@ -164,7 +208,8 @@ export function flameFigure(
 ): { fig: any; source: any; base: string[] } {
   const B: any = ctx.bokeh;
   const f = d.flame;
-  const total = f.n.length ? f.n[0] : 1;
+  const at = layoutFlame(f, null);
+  const total = at.total || 1;
   const byOp = colours(d);
   const base = f.operator.map((o, i) =>
     i === 0 ? NONE_COLOR : (byOp.get(o) ?? NONE_COLOR)
@@ -172,20 +217,7 @@ export function flameFigure(
   const depth = f.depth.length ? Math.max(...f.depth) + 1 : 1;
   const source = new B.ColumnDataSource({
     name: 'jp-profile-flame',
-    data: {
-      left: f.start,
-      right: f.start.map((s, i) => s + f.n[i]),
-      top: f.depth.map(x => -x),
-      bottom: f.depth.map(x => -x - 0.95),
-      mid: f.depth.map(x => -x - 0.5),
-      name: f.name,
-      operator: f.operator,
-      samples: f.n,
-      own: f.own,
-      share: f.n.map(n => `${((100 * n) / total).toFixed(1)}%`),
-      text: f.name.map((name, i) => label(name, f.n[i], total)),
-      color: base.slice()
-    }
+    data: flameColumns(d, at, base)
   });
   const fig = B.Plotting.figure({
     height: Math.min(1400, 60 + depth * ROW_PX),
@@ -261,7 +293,13 @@ function hotColumns(): IColumn[] {
       help: 'the plan operator most of its samples were attributed to'
     },
     { key: 'kind', title: 'kind', format: 'text' },
-    { key: 'stages', title: 'stages', format: 'text' }
+    { key: 'stages', title: 'stages', format: 'text' },
+    {
+      key: 'executors',
+      title: 'executors',
+      format: 'text',
+      help: 'the executors its self samples were taken on'
+    }
   ];
 }
 
@@ -279,6 +317,59 @@ function operatorColumns(): IColumn[] {
     { key: 'kinds', title: 'what the stacks show', format: 'text' },
     { key: 'stages', title: 'stages', format: 'text' }
   ];
+}
+
+/** The stage, operator and executor filters (selects of the groups' values). */
+function filterBar(
+  g: IProfileGroups,
+  onChange: (f: IProfileFilter) => void
+): HTMLElement {
+  const c = filterChoices(g);
+  const pick = (
+    what: string,
+    all: string,
+    values: string[],
+    labels: string[]
+  ): HTMLSelectElement => {
+    const sel = h('select', { class: `jp-perf-profile-${what}`, title: what });
+    sel.append(h('option', { value: '' }, all));
+    labels.forEach((text, i) =>
+      sel.append(h('option', { value: String(i) }, text))
+    );
+    sel.dataset.values = JSON.stringify(values);
+    return sel;
+  };
+  const stage = pick(
+    'stage',
+    'every stage',
+    c.stages.map(String),
+    c.stages.map(s => `stage ${s}`)
+  );
+  const op = pick('operator', 'every operator', c.operators, c.operators);
+  const ex = pick(
+    'executor',
+    'every executor',
+    c.executors,
+    c.executors.map(e => `executor ${executorLabel(e)}`)
+  );
+  const read = (): IProfileFilter => ({
+    stage: stage.value === '' ? null : c.stages[Number(stage.value)],
+    operator: op.value === '' ? null : c.operators[Number(op.value)],
+    executor: ex.value === '' ? null : c.executors[Number(ex.value)]
+  });
+  [stage, op, ex].forEach(s =>
+    s.addEventListener('change', () => onChange(read()))
+  );
+  return h(
+    'span',
+    { class: 'jp-perf-profile-filters' },
+    'Filter: ',
+    stage,
+    ' ',
+    op,
+    ' ',
+    ex
+  );
 }
 
 export const profileTab: ITab = {
@@ -300,31 +391,77 @@ export const profileTab: ITab = {
       placeholder: 'search functions (e.g. regex, decompress)',
       size: '36'
     });
-    const found = h('span', { class: 'jp-perf-muted' });
-    el.append(
-      h('div', { class: 'jp-perf-profile-tools' }, search, found, download(d))
-    );
+    const found = h('span', { class: 'jp-perf-muted jp-perf-profile-found' });
+    const groups = d.groups && d.hot_cells && d.flame.cells ? d.groups : null;
+    let filter: IProfileFilter = NO_FILTER;
+    const tools = h('div', { class: 'jp-perf-profile-tools' });
+    el.append(tools);
+    const filtered = h('div', {
+      class: 'jp-perf-muted jp-perf-profile-filtered'
+    });
     const chart = h('div', { class: 'jp-perf-profile-flame' });
-    el.append(chart);
+    el.append(filtered, chart);
     const { fig, source, base } = flameFigure(ctx, d);
+    let layout = layoutFlame(d.flame, null);
     // the frames' colours: the operators' own, dimmed outside a selected operator
     let shown = base.slice();
     const recolor = (): void => {
-      const q = search.value.trim().toLowerCase();
-      let hits = 0;
-      const names: string[] = d.flame.name;
-      const color = names.map((name, i) => {
-        const hit = q !== '' && name.toLowerCase().includes(q);
-        if (hit) {
-          hits += 1;
-        }
-        return hit ? MATCH_COLOR : shown[i];
-      });
+      const s = searchFlame(d.flame.name, layout, search.value);
+      const color = layout.node.map((i, r) =>
+        s.hit[r] ? MATCH_COLOR : shown[i]
+      );
       source.data = { ...source.data, color };
-      found.textContent = q ? `${formatCount(hits, 'frame')} match` : '';
-      chart.dataset.matches = String(hits);
+      found.textContent = search.value.trim()
+        ? `${formatCount(s.frames, 'frame')} match: ` +
+          `${formatCount(s.samples, 'sample')} (sampled)`
+        : '';
+      chart.dataset.matches = String(s.frames);
+      chart.dataset.matchSamples = String(s.samples);
     };
     search.addEventListener('input', recolor);
+    const hotWrap = h('div', { class: 'jp-perf-profile-hot' });
+    const drawHot = (): void => {
+      const rows =
+        groups && isFiltered(filter)
+          ? hotRows(
+              d.hot_cells as IHotCells,
+              groups,
+              groupsFor(groups, filter),
+              layout.total,
+              d.max_hot
+            )
+          : rowsOf(d.hot);
+      hotWrap.replaceChildren(
+        table(rows, hotColumns(), {
+          view: 'profile-hot',
+          limit: d.max_hot,
+          maxHeight: 420
+        }).el
+      );
+    };
+    const applyFilter = (f: IProfileFilter): void => {
+      filter = f;
+      const chosen = groups && isFiltered(f) ? groupsFor(groups, f) : null;
+      layout = layoutFlame(d.flame, chosen);
+      source.data = flameColumns(d, layout, shown);
+      fig.x_range.end = layout.total || 1;
+      fig.x_range.start = 0;
+      chart.dataset.samples = String(layout.total);
+      chart.dataset.frames = String(layout.node.length);
+      filtered.textContent = chosen
+        ? `Filtered: ${formatCount(layout.total, 'sample')} (sampled) of ` +
+          `${formatCount(d.summary.samples, 'sample')}.`
+        : '';
+      recolor();
+      drawHot();
+    };
+    tools.append(search, found);
+    if (groups) {
+      tools.append(filterBar(groups, applyFilter));
+    }
+    tools.append(download(d));
+    chart.dataset.samples = String(layout.total);
+    chart.dataset.frames = String(layout.node.length);
     const focus = h('div', { class: 'jp-perf-muted jp-perf-profile-focus' });
     el.insertBefore(focus, chart);
     const ops = table(d.operators, operatorColumns(), {
@@ -372,15 +509,12 @@ export const profileTab: ITab = {
         }
       })
     );
+    drawHot();
     el.append(
       h('h4', {}, 'Operators (sampled)'),
       ops.el,
       h('h4', {}, 'Hot functions'),
-      table(rowsOf(d.hot), hotColumns(), {
-        view: 'profile-hot',
-        limit: d.max_hot,
-        maxHeight: 420
-      }).el
+      hotWrap
     );
     if (ctx.bus.current().kind === 'operator') {
       show(ctx.bus.current());

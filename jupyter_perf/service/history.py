@@ -29,7 +29,16 @@ import pandas as pd
 
 from ..analysis.compare import config_diff, config_key, wall_split
 from ..analysis.components import BY_KEY, KEYS
-from ..analysis.series import MIN_SEGMENT, Noise, change_points, is_cold, judge_series, learn, mark_warm
+from ..analysis.series import (
+    BAND_K,
+    MIN_SEGMENT,
+    Noise,
+    change_points,
+    is_cold,
+    judge_series,
+    learn,
+    mark_warm,
+)
 from ..errors import JupyterPerfError
 from ..model import Run, conform
 from ..store import RunStore, StoreError, default_store, index, rundir, valid_run_id
@@ -629,6 +638,6 @@ def regressions_text(df: pd.DataFrame) -> str:
     lines.append(f"{fmt.count(len(df), 'cell')} of {fmt.count(known, 'cell')} with a known "
                  f"noise regressed (the latest warm run of each, {df.attrs.get('scope')}); "
                  f"{need}. Measured wall times; EXPECTED: the band the warm runs before it "
-                 "set (median ± 4 robust SDs of ln(wall)); SLOWER: against their median; "
+                 f"set (median ± {BAND_K:g} robust SDs of ln(wall)); SLOWER: against their median; "
                  "jupyter-perf history RUN shows a cell's series")
     return "\n".join(lines)

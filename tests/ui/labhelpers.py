@@ -7,6 +7,7 @@ downloaded browser.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -157,6 +158,35 @@ def open_page(browser, url: str, viewport=(1280, 720)):
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
     page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
     return context, page
+
+
+def write_notebook(base: Path, name: str, sources: list[str]) -> Path:
+    """A Python 3 notebook of code cells at ``base / name``."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(c) for c in sources],
+        metadata={"kernelspec": {"display_name": "Python 3", "language": "python",
+                                 "name": "python3"}})
+    path = base / name
+    nbformat.write(nb, path)
+    return path
+
+
+@contextlib.contextmanager
+def offline_page(browser, path: Path):
+    """A page on the file at ``path`` in a context with the network off; the page's
+    ``requests`` lists every URL it asked for (an offline report asks for its file only)."""
+    context = browser.new_context(offline=True, viewport={"width": 1400, "height": 900})
+    try:
+        page = context.new_page()
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.requests = requests
+        page.goto(path.as_uri())
+        yield page
+    finally:
+        context.close()
 
 
 def api(lab, path: str, method: str = "GET"):

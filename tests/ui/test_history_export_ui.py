@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from labhelpers import require_browser
+from labhelpers import offline_page, require_browser
 
 require_browser()
 
@@ -30,12 +30,7 @@ def _seed() -> list[str]:
 
 
 def _check_history_tab(browser, path: Path, ids: list[str]) -> None:
-    context = browser.new_context(offline=True, viewport={"width": 1400, "height": 900})
-    try:
-        page = context.new_page()
-        requests: list[str] = []
-        page.on("request", lambda r: requests.append(r.url))
-        page.goto(path.as_uri())
+    with offline_page(browser, path) as page:
         report = page.locator(".jp-perf-report[data-jp-ready='1']")
         report.wait_for(state="attached", timeout=120_000)
         line = page.locator("table[data-view='key-numbers'] tr[data-key='series']")
@@ -61,9 +56,7 @@ def _check_history_tab(browser, path: Path, ids: list[str]) -> None:
         assert current.count() == 1 and ids[-1] in current.inner_text()
         assert "regression" in current.inner_text()
         assert page.locator("img.pwned").count() == 0           # the label stays text
-        assert requests == [path.as_uri()]                      # offline: nothing fetched
-    finally:
-        context.close()
+        assert page.requests == [path.as_uri()]                 # offline: nothing fetched
 
 
 def test_the_exported_report_and_the_servers_page_show_the_history_tab(browser, tmp_path):

@@ -22,6 +22,7 @@ from labhelpers import (
     open_page,
     require_browser,
     start_lab,
+    write_notebook,
 )
 
 require_browser()
@@ -46,14 +47,9 @@ PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     base = tmp_path_factory.mktemp("lab")
-    cells = [nbformat.v4.new_code_cell("%load_ext jupyter_perf")]
-    cells += [nbformat.v4.new_code_cell(f"%%perfmeasure --label \"{label}\"\n{query}")
-              for label, query in zip(LABELS, QUERIES)]
-    nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
-        "display_name": "Python 3", "language": "python", "name": "python3"}})
-    path = base / NAME
-    nbformat.write(nb, path)
-    yield from start_lab(base, [path])
+    cells = ["%load_ext jupyter_perf"] + [f"%%perfmeasure --label \"{label}\"\n{query}"
+                                          for label, query in zip(LABELS, QUERIES)]
+    yield from start_lab(base, [write_notebook(base, NAME, cells)])
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,15 @@ samples; the export shows the same tab from the file alone.
 from __future__ import annotations
 
 import pytest
-from labhelpers import KERNEL_IDLE_JS, TOKEN, open_page, require_browser, start_lab
+from labhelpers import (
+    KERNEL_IDLE_JS,
+    TOKEN,
+    offline_page,
+    open_page,
+    require_browser,
+    start_lab,
+    write_notebook,
+)
 
 require_browser()
 
@@ -36,16 +44,8 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    import nbformat
-
     base = tmp_path_factory.mktemp("lab")
-    nb = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(c) for c in CELLS],
-        metadata={"kernelspec": {"display_name": "Python 3", "language": "python",
-                                 "name": "python3"}})
-    path = base / NAME
-    nbformat.write(nb, path)
-    yield from start_lab(base, [path])
+    yield from start_lab(base, [write_notebook(base, NAME, CELLS)])
 
 
 @pytest.fixture(scope="module")
@@ -143,17 +143,10 @@ def test_the_exported_file_shows_the_same_profile_offline(page, lab, browser):
     assert path.is_file(), list(lab["root"].iterdir())
     report = page.locator(f"{PANEL} .jp-perf-report-output").first
     inline = _flame(_profile_tab(report, page))
-    context = browser.new_context(offline=True, viewport={"width": 1400, "height": 900})
-    try:
-        offline = context.new_page()
-        requests: list[str] = []
-        offline.on("request", lambda r: requests.append(r.url))
-        offline.goto(path.as_uri())
+    with offline_page(browser, path) as offline:
         panel = _profile_tab(offline, offline)
         exported = _flame(panel)
         assert exported["samples"] == inline["samples"]
         assert exported["frames"] == inline["frames"]
         assert _hot(panel) and panel.locator("select.jp-perf-profile-stage").count() == 1
-        assert requests == [path.as_uri()]                      # offline: nothing fetched
-    finally:
-        context.close()
+        assert offline.requests == [path.as_uri()]              # offline: nothing fetched

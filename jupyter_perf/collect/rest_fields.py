@@ -97,6 +97,26 @@ def _derive_tasks(raw: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+_HEAP_FIELD = next(f for f, (c, _) in REST_MEMORY_FIELDS.items() if c == "peak_jvm_heap_bytes")
+
+
+def heap_peak(item: Mapping[str, Any]) -> tuple[str, float] | None:
+    """(executor id, peak JVM heap bytes) of one raw ``/allexecutors`` item, read from its
+    nested dict without a DataFrame (the live display reads it twice a second), or None
+    when unknown. The same field, unit and zero rule as ``conform_rest("memory", ...)``
+    (``fields.unset_peaks_as_unknown``: a 0 heap was never sampled)."""
+    _, unit = REST_MEMORY_FIELDS[_HEAP_FIELD]
+    value = item.get("peakMemoryMetrics")
+    value = value.get(_HEAP_FIELD.split(".", 1)[1]) if isinstance(value, Mapping) else None
+    try:
+        number = float(value) * unit          # as the conform step's to_numeric
+    except (TypeError, ValueError):
+        return None
+    executor = item.get("id")
+    return (executor, number) if number > 0 and executor is not None else None
+
+
+
 def conform_rest(table: str, raw: pd.DataFrame | Iterable[Mapping[str, Any]] | None,
                  **constants: Any) -> pd.DataFrame:
     """REST records of ``table`` (tasks, jobs, stages, executors, memory, stage_memory) -> the

@@ -23,7 +23,7 @@ from .profiler import ProfilerUnavailable, WindowProfiler
 from .progress import ProgressPoller, ProgressSnapshot, StatusReader
 from .redact import redact
 from .rest import RestError, SparkRest
-from .rest_fields import conform_rest
+from .rest_fields import conform_rest, heap_peak
 from .rest_run import eviction_warnings, fetch_executors, fill_from_listener, id_ranges, read_stages
 from .sampler import MemorySampler, memory_rows
 from .session_state import session_state
@@ -179,11 +179,9 @@ class ClassicWindow:
         last: dict = self.__dict__.setdefault("_heap_last", {})
         new = rows[seen:]
         self._heap_seen = seen + len(new)
-        if new:
-            table = conform_rest("memory", new)[["executor_id", "peak_jvm_heap_bytes"]].dropna()
-            for executor, heap in zip(table["executor_id"], table["peak_jvm_heap_bytes"]):
-                first.setdefault(executor, heap)
-                last[executor] = heap
+        for executor, heap in filter(None, map(heap_peak, new)):
+            first.setdefault(executor, heap)
+            last[executor] = heap
         rose = [heap for executor, heap in last.items() if heap > first[executor]]
         return float(max(rose)) if rose else None
 

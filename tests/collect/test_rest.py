@@ -347,3 +347,34 @@ def test_zero_filled_peaks_are_unknown_not_zero_bytes(recorded):
             for field, column in PEAK_MEMORY_FIELDS.items():
                 value = got.loc[item["id"], column]
                 assert (value == item["peakMemoryMetrics"][field]) if heap else math.isnan(value)
+
+
+def test_the_live_heap_peak_reader_equals_the_conform_step(recorded):
+    """The live display reads each poll's heap peaks from the raw /allexecutors items without
+    a DataFrame (``rest_fields.heap_peak``); on a real answer plus planted items (zeroed, no
+    peaks, a string, a huge value) it gives exactly what ``conform_rest("memory", ...)`` gives."""
+    from jupyter_perf.collect.rest_fields import conform_rest, heap_peak
+
+    server, app_id, _ = recorded
+    [body] = [b for path, (_, b, _) in server.answers.items()
+              if path.split("?")[0].endswith(f"{app_id}/allexecutors")]
+    items = [dict(item, time_ms=1.0) for item in json.loads(body)]
+    assert items and any("peakMemoryMetrics" in i for i in items)
+    planted = []
+    for name, peaks in [("zeroed", {"JVMHeapMemory": 0}), ("none", None),
+                        ("text", {"JVMHeapMemory": "12"}), ("word", {"JVMHeapMemory": "n/a"}),
+                        ("big", {"JVMHeapMemory": 1 << 40})]:
+        item = copy.deepcopy(items[0])
+        item["id"] = name
+        if peaks is None:
+            item.pop("peakMemoryMetrics", None)
+        else:
+            item["peakMemoryMetrics"] = dict(item.get("peakMemoryMetrics") or {}, **peaks)
+        planted.append(item)
+    rows = items + planted
+    table = conform_rest("memory", rows).set_index("executor_id")["peak_jvm_heap_bytes"]
+    expected = {e: float(v) for e, v in table.items() if not math.isnan(v)}
+    got = dict(filter(None, map(heap_peak, rows)))
+    assert got == expected
+    assert got["big"] == float(1 << 40) and got["text"] == 12.0
+    assert not {"zeroed", "none", "word"} & set(got)

@@ -275,7 +275,7 @@ def test_process_tree_cpu_counts_descendants_and_keeps_ended_ones():
                               "time.sleep(30)"])
     try:
         import time
-        deadline = time.time() + 20
+        deadline = time.time() + 60                 # a busy host starts it slowly
         while tree.core_ms() - before < 250 and time.time() < deadline:
             time.sleep(0.05)
         seen = tree.core_ms()

@@ -156,12 +156,16 @@ def test_python_udf_time_lands_on_the_python_operator(spark):
     names = set(metrics["name"])
     assert {"data sent to Python workers", "data returned from Python workers"} <= names
     if "time to execute Python code" in names:        # Spark 4.2+: measured
-        # the operator's Python time is Spark's own metric for it: the slept time, within 10 %
-        # once the workers are warm (Spark's REST shows it to 0.1 s)
+        # the operator's Python time is Spark's own metric for it. Spark times each worker's
+        # whole processing loop, which encloses every UDF call, so it holds the slept time
+        # (less the live value's rounding to 0.1 s, 50 ms, and each of the two workers'
+        # truncation to a whole ms). What it holds besides (waiting for rows from the JVM,
+        # pickling) a busy host stretches, so only the task time bounds it from above (after
+        # this branch), never the slept time plus a share
         spark_ms = float(metrics.loc[metrics["name"] == "time to execute Python code",
                                      "value"].sum())
         assert py["python_udf_ms"] == pytest.approx(spark_ms)
-        assert py["python_udf_ms"] == pytest.approx(slept, rel=0.10)
+        assert py["python_udf_ms"] >= slept - 52.0, (py["python_udf_ms"], slept)
         assert py["kind"] == "measured"
         assert a.summary()["breakdown"]["python_udf"]["ms"] > 0
     else:                                             # Spark 3.5: no Python time at all

@@ -292,19 +292,23 @@ def test_interrupt_cancels_only_the_cells_operations(ipshell, spark, server):
     apps = f"{server.uiWebUrl}/api/v1/applications/{server.applicationId}"
 
     def interrupt_when_both_run():
+        # the other session's query starts once the cell's job runs (its tasks sleep a minute
+        # a row), so both run together however long a busy host takes to start the cell
         deadline = time.time() + 300
         while time.time() < deadline:
             jobs = requests.get(f"{apps}/jobs", params={"status": "running"}, timeout=30).json()
             tags = [t for j in jobs for t in j.get("jobTags", [])]
-            if (any("_Tag_jupyter-perf-" in t for t in tags)                  # the cell's job
-                    and any(f"_Session_{other.session_id}_" in t for t in tags)):  # the other one
+            cell_runs = any("_Tag_jupyter-perf-" in t for t in tags)           # the cell's job
+            if cell_runs and bystander.ident is None:                          # not started
+                bystander.start()
+            other_runs = any(f"_Session_{other.session_id}_" in t for t in tags)
+            if cell_runs and other_runs:
                 time.sleep(1.0)
                 signal.pthread_kill(main, signal.SIGINT)
                 return
             time.sleep(0.1)
 
     ipshell.user_ns["spark"] = spark
-    bystander.start()
     killer = threading.Thread(target=interrupt_when_both_run, daemon=True)
     killer.start()
     result, cap = run_cell(ipshell, "%%perfmeasure\n" + "spark.range(0, 8, 1, 2).selectExpr("
@@ -314,6 +318,7 @@ def test_interrupt_cancels_only_the_cells_operations(ipshell, spark, server):
     run = jp.last_run()
     assert run.status == "interrupted" and default_store().load(run.run_id).status == "interrupted"
     assert len(run.jobs) >= 1 and set(run.jobs["status"]) <= {"FAILED"}   # cancelled, not running
+    assert bystander.ident is not None, "the cell's job was never seen running"
     bystander.join(300)
     assert len(other_result) == 1 and len(other_result[0]) == 4      # the other session's query
     assert spark.range(5).count() == 5                                # the session still works

@@ -137,7 +137,7 @@ def test_nbconvert_html_draws_every_report_offline(jp_browser, tmp_path):
         slider.focus()
         page.keyboard.press("End")
         want = a.whatif(disk=math.inf)
-        report.locator(".jp-whatif-predicted").get_by_text(fmt.ms(want)).first.wait_for(timeout=10_000)
+        report.locator(".jp-whatif-predicted").get_by_text(fmt.ms(want)).first.wait_for(timeout=60_000)
         assert float(report.locator(".jp-whatif-predicted").get_attribute("data-predicted-ms")) == want
     assert HOSTILE in reports.nth(0).locator(".jp-perf-header").inner_text()
     assert page.evaluate("window.__xss") is None

@@ -46,7 +46,7 @@ def zoom(page, x0_ms: float, x1_ms: float) -> dict:
         if (!e || !e.dataset.range) return false;
         const [x0, x1] = e.dataset.range.split(',').map(Number);
         return Math.abs(x0 - a) < 1e-6 && Math.abs(x1 - b) < 1e-6; }""",
-                           arg=[STATUS, x0_ms, x1_ms], timeout=20_000)
+                           arg=[STATUS, x0_ms, x1_ms], timeout=60_000)
     return status(page)
 
 

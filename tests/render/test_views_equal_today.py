@@ -86,7 +86,7 @@ def drawn(run: str, open_report) -> dict:
                     memory = memory_series(page)
                 for box in page.query_selector_all(UNFOLD):
                     if box.is_visible() and not box.is_checked():
-                        box.check(timeout=5_000)
+                        box.check(timeout=60_000)   # a busy host: never 5 s
             except Exception as exc:  # a tab that does not draw: its views are reported missing
                 failed[tab] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
         for t in page.evaluate(_READ_TABLES):

@@ -273,8 +273,8 @@ def cmd_history(args: argparse.Namespace) -> int:
     h = history(args.what)
     if args.json:
         rows = json.loads(h.drop(columns=["start"]).to_json(orient="records"))
-        json.dump({"runs": rows, "change_points": h.attrs.get("change_points") or []},
-                  sys.stdout, indent=1, default=str)
+        json.dump({"runs": rows, "change_points": h.attrs.get("change_points") or [],
+                   "notes": h.attrs.get("notes") or []}, sys.stdout, indent=1, default=str)
         sys.stdout.write("\n")
     else:
         print(history_text(h))

@@ -122,12 +122,9 @@ def record_predictions(store: RunStore, c: Comparison) -> int:
     from ..store import accuracy
 
     s = c.summary()
-    rows = [{"a": s["a"], "b": s["b"], "what": p["what"], "kind": p["kind"],
-             "setting": p["setting"], "value": p.get("value"), "predicted_ms": p["predicted_ms"],
-             "measured_ms": p["measured_ms"], "error": p["error"],
-             "signed_error": p["signed_error"], "a_wall_ms": s["wall_a_ms"],
-             "a_master": c.a.run.master, "b_master": c.b.run.master, "title": s["a_title"]}
-            for p in s.get("predicted_vs_measured") or []]
+    rows = accuracy.rows_of(s["a"], s["b"], s.get("predicted_vs_measured") or [],
+                            a_wall_ms=s["wall_a_ms"], a_master=c.a.run.master,
+                            b_master=c.b.run.master, title=s["a_title"])
     try:
         return accuracy.record(store.root, rows)
     except StoreError as exc:

@@ -15,6 +15,15 @@ flagged run and a change point, ``change`` says what moved against the previous 
 the wall-time split of ``analysis/compare.py`` (analysing both runs), the settings that
 differ and whether the code changed.
 
+A run whose previous warm run had the same code and differs from it only in what a
+prediction covers (the slots, and/or a setting one of that run's hints advised) is checked
+against it: ``predicted_ms`` (estimated: the earlier run's what-if for the slots, or its
+hint's prediction), ``predicted_what`` ("slots ×2 (1 → 2)", "spark.sql.shuffle.partitions=8";
+with why when nothing could be predicted: ``predicted_ms`` NaN), ``predicted_by`` (the earlier
+run) and ``prediction_error`` ((predicted − measured) / measured). Each is recorded in the
+store's record of predictions (``store/accuracy.py``, what ``jupyter-perf accuracy``
+aggregates) once: a pair already recorded is read back from it, not analysed again.
+
 ``noise_for(store, a, b)`` is the same rule for ``jp.compare``: the band of the warm runs of
 A's code and settings (B left out).
 """
@@ -39,7 +48,7 @@ from ..analysis.series import (
     learn,
     mark_warm,
 )
-from ..errors import JupyterPerfError
+from ..errors import JupyterPerfError, one_line
 from ..model import Run, conform
 from ..store import RunStore, StoreError, default_store, index, rundir, valid_run_id
 
@@ -50,7 +59,8 @@ CELL_KINDS = ("cell", "function")
 COLUMNS = (["run_id", "start", "wall_ms", "driver_ms"] + [f"{k}_ms" for k in KEYS]
            + ["code", "settings", "warm", "cold_reason", "expected_low_ms", "expected_high_ms",
               "noise_runs", "more_runs_needed", "basis", "regression", "improvement",
-              "change_point", "change", "label", "status", "app_id"])
+              "change_point", "change", "predicted_ms", "predicted_what", "predicted_by",
+              "prediction_error", "label", "status", "app_id"])
 
 
 class HistoryError(JupyterPerfError):
@@ -130,9 +140,25 @@ def _row(store: RunStore, index_row: dict) -> dict | None:
            "code": (index_row.get("source_hash") or "")[:12], "settings": meta_row["settings"],
            "app_id": meta_row["app_id"], "executor_added_ms": meta_row["executor_added_ms"],
            "label": index_row.get("label") or "", "status": index_row.get("status") or "ok",
-           "num_jobs": int(index_row.get("num_jobs") or 0), "_light": meta_row["_light"]}
+           "num_jobs": int(index_row.get("num_jobs") or 0), "_light": meta_row["_light"],
+           "hint_settings": meta_row["hint_settings"]}
     row.update(meta_row["components"])
     return row
+
+
+def _hint_settings(summary: Any) -> tuple[str, ...] | None:
+    """The settings the stored summary's hints advise (None: a summary without hints)."""
+    hints = summary.get("hints") if isinstance(summary, dict) else None
+    if not isinstance(hints, list):
+        return None
+    out = []
+    for h in hints:
+        if isinstance(h, dict):
+            out += [str(kv[0]) for kv in (h.get("settings") or [])
+                    if isinstance(kv, (list, tuple)) and kv and kv[0]]
+            if h.get("setting"):
+                out.append(str(h["setting"]))
+    return tuple(sorted(set(out)))
 
 
 def _meta_row(meta: dict) -> dict:
@@ -147,6 +173,7 @@ def _meta_row(meta: dict) -> dict:
     return {"start_ms": float(meta.get("start_ms") or 0.0),
             "settings": _fingerprint(config_key(light)), "app_id": str(meta.get("app_id") or ""),
             "executor_added_ms": added, "_light": light,
+            "hint_settings": _hint_settings(meta.get("summary")),
             "components": _components(meta.get("summary"), 0.0)}
 
 
@@ -276,9 +303,131 @@ def _change(store: RunStore, prev: pd.Series, cur: pd.Series, analyses: dict,
             parts.insert(0, f"{_words(split['wall_delta_ms'])} vs run {prev['run_id']}: "
                          + ", ".join(f"{n} {_words(v)}" for n, v in top))
         except Exception as exc:  # broad: a run that cannot be analysed keeps its row
-            from ..errors import one_line
             parts.append(f"not decomposed ({one_line(exc, limit=100)})")
     return "; ".join(parts)
+
+
+# -- the what-if checked by the series ------------------------------------------------------------
+#: What moves with the slots (``analysis/compare.config_of``'s setup keys and the settings that
+#: size the executors): a run that changed only these, and the slots, checks the what-if.
+SLOT_KEYS = frozenset({"master", "executors", "cores (slots)", "spark.master",
+                       "spark.executor.instances", "spark.executor.cores", "spark.cores.max"})
+#: Pairs (earlier run, run) analysed in this process that gave no prediction, with why (a pair
+#: with a prediction is in the store's record and read back from it).
+_NO_PREDICTION: dict[tuple[str, str], str] = {}
+_NO_PREDICTION_MAX = 4096
+PREDICTION_DEFAULTS = {"predicted_ms": np.nan, "predicted_what": "", "predicted_by": "",
+                       "prediction_error": np.nan}
+
+
+def _predictable(prev: pd.Series, cur: pd.Series) -> bool:
+    """Whether ``cur`` differs from the earlier warm run ``prev`` only in what a prediction
+    covers: the same code, and every setting that differs is the slots (with what moves with
+    them) or one that ``prev``'s stored hints advised (any, for a summary without hints)."""
+    if prev["code"] != cur["code"] or prev["settings"] == cur["settings"]:
+        return False
+    if not (float(prev["wall_ms"]) > 0 and float(cur["wall_ms"]) > 0) or cur["status"] != "ok":
+        return False
+    diff = config_diff(prev["_light"], cur["_light"])
+    if not diff or "Spark version" in diff:
+        return False
+    slots = "cores (slots)" in diff
+    advised = prev.get("hint_settings")
+    return all((slots and k in SLOT_KEYS)
+               or (k.startswith("spark.") and (advised is None or k in advised)) for k in diff)
+
+
+def _why_not(p: dict) -> str:
+    """Why a prediction has no time (``hint_predictions``: B applied A's value, which A did not
+    simulate, or B used another value than A advised)."""
+    if p.get("kind") == "setting" and p.get("what") == f"{p.get('setting')}={p.get('value')}":
+        return "not predicted: the hint that advised it was a suggestion, not simulated"
+    return "not predicted: the run used another value than the hint advised"
+
+
+def _prediction_cells(preds: list[dict], wall_ms: float) -> tuple[float, str]:
+    """(predicted_ms, predicted_what) of a run from A's predictions of what it changed."""
+    if not preds:
+        return np.nan, "not predicted: the earlier run's analysis advised none of the changes"
+    if len(preds) > 1:
+        return np.nan, (" and ".join(str(p.get("what")) for p in preds)
+                        + ": changed together, each predicted alone (jupyter-perf accuracy)")
+    p = preds[0]
+    if p.get("predicted_ms") is None or not np.isfinite(float(p["predicted_ms"])):
+        return np.nan, f"{p.get('what')} ({_why_not(p)})"
+    return float(p["predicted_ms"]), str(p.get("what"))
+
+
+def _check_predictions(store: RunStore, df: pd.DataFrame, analyses: dict,
+                       notes: list[str], analyse_for: str | None = None) -> None:
+    """Add the prediction columns to a judged series (see the module's doc): for each warm run
+    that changed against the previous warm run only what a prediction covers, the prediction
+    from the store's record, else by analysing both runs (``analyses``: by run id, shared with
+    ``_change``), recorded there. ``analyse_for``: analyse only the pair ending at that run
+    (the report's: at most two runs loaded per report); the others come from the record or
+    stay unchecked. A record that cannot be read or written is a note."""
+    from ..store import accuracy
+
+    for k, v in PREDICTION_DEFAULTS.items():
+        df[k] = v
+    todo: list[tuple[int, pd.Series]] = []
+    prev = None
+    for i in df.index:
+        cur = df.loc[i]
+        if is_cold(cur["warm"]):
+            continue                    # cold: its wall time holds a warm-up no what-if has
+        if prev is not None and _predictable(prev, cur):
+            todo.append((i, prev))
+        prev = cur
+    if not todo:
+        return
+    try:
+        recorded, _ = accuracy.read(store.root)
+    except StoreError as exc:
+        recorded = []
+        notes.append(f"the record of predictions was not read: {one_line(exc, with_type=False)}")
+    by_pair: dict[tuple, list[dict]] = {}
+    for r in recorded:
+        by_pair.setdefault((r.get("a"), r.get("b")), []).append(r)
+    new_rows: list[dict] = []
+    for i, prev in todo:
+        pair = (str(prev["run_id"]), str(df.at[i, "run_id"]))
+        wall = float(df.at[i, "wall_ms"])
+        preds = by_pair.get(pair)
+        why = _NO_PREDICTION.get(pair)
+        if preds is None and why is None and analyse_for not in (None, pair[1]):
+            continue                    # not the report's run: from the record only
+        if preds is None and why is None:
+            try:
+                from ..analysis import analyze
+                from ..analysis.compare import hint_predictions, slot_prediction
+
+                for rid in pair:
+                    if rid not in analyses:
+                        analyses[rid] = analyze(store.load(rid))
+                a, b = analyses[pair[0]], analyses[pair[1]]
+                preds = [p for p in [slot_prediction(a, b)] if p] + hint_predictions(a, b)
+                new_rows += accuracy.rows_of(
+                    pair[0], pair[1], preds, a_wall_ms=float(a.wall_ms), a_master=a.run.master,
+                    b_master=b.run.master, title=(a.run.label or a.run.first_line
+                                                  or a.run.app_name or a.run.run_id))
+            except Exception as exc:  # broad: a run that cannot be analysed keeps its row
+                why = f"not predicted: could not analyse ({one_line(exc, limit=100)})"
+            if not preds:
+                if len(_NO_PREDICTION) >= _NO_PREDICTION_MAX:
+                    _NO_PREDICTION.clear()
+                why = why or _prediction_cells([], wall)[1]
+                _NO_PREDICTION[pair] = why
+        predicted, what = (np.nan, why) if not preds else _prediction_cells(preds, wall)
+        df.at[i, "predicted_ms"] = predicted
+        df.at[i, "predicted_what"] = what
+        df.at[i, "predicted_by"] = pair[0]
+        df.at[i, "prediction_error"] = (predicted - wall) / wall if wall > 0 else np.nan
+    if new_rows:
+        try:
+            accuracy.record(store.root, new_rows)
+        except StoreError as exc:
+            notes.append(f"the predictions were not recorded: {one_line(exc, with_type=False)}")
 
 
 def history(what: Any, store: RunStore | None = None, limit: int = HISTORY_RUNS) -> pd.DataFrame:
@@ -291,7 +440,7 @@ def history(what: Any, store: RunStore | None = None, limit: int = HISTORY_RUNS)
         raise HistoryError(str(exc)) from None
     if df.empty:
         out = pd.DataFrame(columns=COLUMNS)
-        out.attrs.update({"found_by": found_by, "change_points": []})
+        out.attrs.update({"found_by": found_by, "change_points": [], "notes": []})
         return out
     warm_idx = [i for i in df.index if not is_cold(df.at[i, "warm"])]
     points = change_points(df.loc[warm_idx, "wall_ms"].tolist()) if warm_idx else []
@@ -313,9 +462,11 @@ def history(what: Any, store: RunStore | None = None, limit: int = HISTORY_RUNS)
         if not is_cold(cur["warm"]):
             prev = cur
     df["change"] = changes
+    notes: list[str] = []
+    _check_predictions(store, df, analyses, notes)
     df["start"] = pd.to_datetime(df["start_ms"], unit="ms", utc=True)
     out = df[[c for c in COLUMNS]].reset_index(drop=True)
-    out.attrs.update({"found_by": found_by, "change_points": points})
+    out.attrs.update({"found_by": found_by, "change_points": points, "notes": notes})
     return out
 
 
@@ -335,7 +486,8 @@ def history_text(df: pd.DataFrame) -> str:
             ("*" if r["change_point"] else "")
         start = r["start"].strftime("%Y-%m-%d %H:%M:%S") if pd.notna(r["start"]) else ""
         lines.append(f"{r['run_id']:<24} {start:<19} {fmt.ms(r['wall_ms']):>9} {band:>19} "
-                     f"{warm:<5} {flag:<5} {r['change']}")
+                     f"{warm:<5} {flag:<5} " + "; ".join(w for w in (r["change"],
+                                                                      _prediction_words(r)) if w))
     lines.append("")
     lines.append("measured wall times; EXPECTED: the band of the warm runs before it with the "
                  "same code and settings (else the usual before a change), median ± 4 robust "
@@ -345,7 +497,23 @@ def history_text(df: pd.DataFrame) -> str:
         lines.append(f"change point at run {p['run_id']}: {fmt.ms(p['before_ms'])} → "
                      f"{fmt.ms(p['after_ms'])} ({p['shift']:+.0%}, medians of the warm runs "
                      "before and after)")
+    if df["predicted_by"].astype(bool).any():
+        lines.append("predicted: the earlier warm run's what-if (estimated) for what this run "
+                     "changed, beside its measured wall time; jupyter-perf accuracy aggregates them")
+    lines += list(df.attrs.get("notes") or [])
     return "\n".join(lines)
+
+
+def _prediction_words(r: pd.Series) -> str:
+    """"predicted 1.20 s by run X, -8.0%" (or what was changed and why nothing was predicted)."""
+    from .. import fmt
+
+    if not r.get("predicted_by"):
+        return ""
+    if pd.isna(r["predicted_ms"]):
+        return f"against run {r['predicted_by']}: {r['predicted_what']}"
+    return (f"predicted {fmt.ms(r['predicted_ms'])} by run {r['predicted_by']} for "
+            f"{r['predicted_what']}, {fmt.change(r['predicted_ms'], r['wall_ms'])}")
 
 
 # -- the series the report and the sidebar draw ---------------------------------------------------
@@ -387,10 +555,15 @@ def _moved(prev: pd.Series, cur: pd.Series) -> list[tuple[str, float]]:
     return sorted(out, key=lambda p: -abs(p[1]))[:3]
 
 
-def _series_frame_cached(store: RunStore, rows: list[dict]) -> pd.DataFrame:
+def _series_frame_cached(store: RunStore, rows: list[dict],
+                         predict: str | None = None) -> pd.DataFrame:
     """``series_frame`` with change points and cheap ``change`` words (settings, code, the
-    components that moved: no run is loaded), remembered by the runs it was made of."""
-    key = (store.root, tuple((r["run_id"], r.get("wall_ms"), r.get("status")) for r in rows))
+    components that moved: no run is loaded), remembered by the runs it was made of. With
+    ``predict`` (a run id), also the predictions (``_check_predictions``: the two runs around
+    a change a prediction covers that ends at that run are analysed once, then read back from
+    the record; the other runs' are read from the record)."""
+    key = (store.root, tuple((r["run_id"], r.get("wall_ms"), r.get("status")) for r in rows),
+           predict)
     hit = _FRAME_CACHE.get(key)
     if hit is not None:
         return hit
@@ -419,6 +592,8 @@ def _series_frame_cached(store: RunStore, rows: list[dict]) -> pd.DataFrame:
                 df.at[i, "change"] = words
             if not is_cold(cur["warm"]):
                 prev = cur
+    if predict and len(df):
+        _check_predictions(store, df, {}, [], analyse_for=predict)
     if len(_FRAME_CACHE) >= _FRAME_CACHE_MAX:
         _FRAME_CACHE.clear()
     _FRAME_CACHE[key] = df
@@ -433,12 +608,14 @@ def cell_series(store: RunStore, run_row: dict, shown: int = SERIES_SHOWN,
                 read: int = SERIES_READ) -> dict | None:
     """The series of ``run_row``'s cell as plain data for the report's History tab (columns of
     the shown runs, oldest first, the run's position among them, the band it was judged
-    against); None when the store holds no other run of the cell. Reads the index and each
-    run's run.json once per process (never task data)."""
+    against, the predictions checked by the series); None when the store holds no other run of
+    the cell. Reads the index and each run's run.json once per process; task data only for
+    this run and the warm run before it when this run changed what a prediction covers, once
+    (then the record of predictions)."""
     rows = cell_rows(store, run_row, read)
     if len(rows) < 2:
         return None
-    df = _series_frame_cached(store, rows)
+    df = _series_frame_cached(store, rows, predict=str(run_row.get("run_id") or "") or None)
     hits = df.index[df["run_id"] == run_row.get("run_id")].tolist()
     if len(df) < 2 or not hits:
         return None
@@ -470,6 +647,10 @@ def cell_series(store: RunStore, run_row: dict, shown: int = SERIES_SHOWN,
             "change": part["change"].astype(str).tolist(),
             "same": ((part["code"] == cur["code"]) & (part["settings"] == cur["settings"])
                      ).astype(bool).tolist(),
+            "predicted_ms": part["predicted_ms"].astype(float).tolist(),
+            "predicted_what": part["predicted_what"].astype(str).tolist(),
+            "predicted_by": part["predicted_by"].astype(str).tolist(),
+            "prediction_error": part["prediction_error"].astype(float).tolist(),
         },
         "judged": {"basis": str(cur["basis"]), "warm": _flag(cur["warm"]),
                    "cold_reason": str(cur["cold_reason"]),

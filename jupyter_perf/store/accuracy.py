@@ -1,7 +1,8 @@
 """The store-wide record of predictions against measurements (issue J: ``jupyter-perf accuracy``).
 
 Every comparison whose B changed something the what-if models (slots, or a setting one of
-A's hints advised) appends one line per prediction to ``<store root>/accuracy.jsonl``:
+A's hints advised) appends one line per prediction to ``<store root>/accuracy.jsonl``; so does
+``jp.history`` for each run that changed only that against the previous warm run of its cell:
 
     {"recorded_ms", "a", "b", "what", "kind", "setting", "value", "predicted_ms",
      "measured_ms", "error", "signed_error", "a_wall_ms", "a_master", "b_master", "title"}
@@ -26,6 +27,17 @@ from .layout import StoreError
 ACCURACY_FILE = "accuracy.jsonl"
 FIELDS = ("recorded_ms", "a", "b", "what", "kind", "setting", "value", "predicted_ms",
           "measured_ms", "error", "signed_error", "a_wall_ms", "a_master", "b_master", "title")
+
+
+def rows_of(a: str, b: str, predictions: Iterable[dict[str, Any]], *, a_wall_ms: Any = None,
+            a_master: Any = None, b_master: Any = None, title: Any = None) -> list[dict[str, Any]]:
+    """The record's lines for A's predictions (``analysis/compare.py``'s ``slot_prediction`` /
+    ``hint_predictions`` dicts) of what B changed: what ``jp.compare`` and ``jp.history`` record."""
+    return [{"a": a, "b": b, "what": p["what"], "kind": p["kind"], "setting": p["setting"],
+             "value": p.get("value"), "predicted_ms": p["predicted_ms"],
+             "measured_ms": p["measured_ms"], "error": p["error"],
+             "signed_error": p["signed_error"], "a_wall_ms": a_wall_ms, "a_master": a_master,
+             "b_master": b_master, "title": title} for p in predictions]
 
 
 def path_of(root: str) -> str:

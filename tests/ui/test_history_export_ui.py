@@ -2,8 +2,8 @@
 (issue T): the files ``jupyter-perf report`` writes and ``GET runs/{id}/report`` serves carry
 the cell's series (tests/test_report_series.py checks the data), and the one renderer draws
 the tab from them offline, as in the notebook (test_history_ui.py). Hand-built runs of one
-cell (six of one setting, then one slower with another: the one regression); the label is
-markup and stays text."""
+cell (six on 2 slots, then one slower on 4: the one regression, checked against the what-if of
+the run before it, issue T item 6); the label is markup and stays text."""
 from __future__ import annotations
 
 import sys
@@ -25,8 +25,7 @@ def _seed() -> list[str]:
     from compare_synth import cell_run, stored
 
     ids = [stored(cell_run([100 + k, 100, 100, 100], label=LABEL)) for k in range(6)]
-    return ids + [stored(cell_run([400] * 4, label=LABEL,
-                                  conf={"spark.sql.shuffle.partitions": "8"}))]
+    return ids + [stored(cell_run([400] * 4, label=LABEL, slots=4))]
 
 
 def _check_history_tab(browser, path: Path, ids: list[str]) -> None:
@@ -46,6 +45,7 @@ def _check_history_tab(browser, path: Path, ids: list[str]) -> None:
         assert chart.get_attribute("data-points") == "7"
         assert chart.get_attribute("data-current") == "7"
         assert chart.get_attribute("data-regressions") == "1"
+        assert chart.get_attribute("data-predicted") == "1"      # the slots what-if's marker
         box = chart.bounding_box()
         assert box and box["width"] > 300 and box["height"] > 150
         rows = panel.locator("table[data-view='history'] tbody tr")
@@ -55,6 +55,7 @@ def _check_history_tab(browser, path: Path, ids: list[str]) -> None:
         current = panel.locator("table[data-view='history'] tr.jp-perf-history-current")
         assert current.count() == 1 and ids[-1] in current.inner_text()
         assert "regression" in current.inner_text()
+        assert f"slots ×2 (2 → 4), by run {ids[-2]}:" in current.inner_text()
         assert page.locator("img.pwned").count() == 0           # the label stays text
         assert page.requests == [path.as_uri()]                 # offline: nothing fetched
 

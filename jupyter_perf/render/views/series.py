@@ -9,7 +9,9 @@ tab and no context line.
 Wall times are measured (Spark's job times); the band is estimated from the warm runs before
 each run (median ± 4 robust SDs of ln(wall)); the "what moved" of a flagged run is each
 component's share of the wall time at the run's parallelism (estimated components as the
-report's).
+report's). A run that changed only what the previous warm run's what-if predicts (the slots,
+or a setting one of its hints advised) shows that prediction (estimated) beside its measured
+wall time, with the signed error (``service/history._check_predictions``).
 """
 from __future__ import annotations
 
@@ -31,12 +33,20 @@ LABELS = {
     "regression": "regression: slower than its band",
     "improvement": "improvement: faster than its band",
     "change_point": "change point: the level of the warm runs moved here",
+    "predicted": "predicted by the previous warm run's what-if for what this run changed "
+                 "(estimated)",
 }
 COLUMNS = [
     {"key": "ordinal", "title": "#", "format": "int", "help": "the run's place in the cell's series"},
     {"key": "run_id", "title": "run", "format": "text", "help": "run id"},
     {"key": "start", "title": "start (UTC)", "format": "text", "help": "when the run started"},
     {"key": "wall_ms", "title": "wall", "format": "ms", "help": "wall time (measured)"},
+    {"key": "predicted_ms", "title": "predicted (estimated)", "format": "ms",
+     "help": "the previous warm run's prediction for this run's wall time, when this run "
+             "changed only what it predicts (the slots, or a setting its hint advised)"},
+    {"key": "prediction", "title": "prediction", "format": "text",
+     "help": "what the prediction was for, the run that made it, and its error against the "
+             "measured wall time (or why none could be made)"},
     {"key": "expected", "title": "expected", "format": "text",
      "help": "the band the warm runs before it set (estimated); unknown below "
              f"{MIN_WARM_RUNS} warm runs with the same code and settings"},
@@ -129,6 +139,15 @@ def with_context(rows: list[dict], series: dict | None) -> list[dict]:
     return rows[:at] + [row] + rows[at:]
 
 
+def _prediction_text(what: str, by: str, predicted: Any, wall: Any) -> str:
+    """"slots ×2 (2 → 4), by run X: +3.1% against the measured" (or why nothing was predicted)."""
+    if not by:
+        return ""
+    if _finite(predicted) and _finite(wall) and wall > 0:
+        return f"{what}, by run {by}: {fmt.change(predicted, wall)} against the measured"
+    return f"{what}, against run {by}"
+
+
 def _start_text(ms: Any) -> str:
     import datetime
 
@@ -151,6 +170,9 @@ def series_data(series: dict | None) -> dict | None:
     n = len(r["run_id"])
     first = int(series["first_ordinal"])
     noise = series["noise"]
+    predicted = [v if _finite(v) else None for v in r.get("predicted_ms") or [None] * n]
+    what = r.get("predicted_what") or [""] * n
+    by = r.get("predicted_by") or [""] * n
     rows = []
     for i in range(n):
         low, high = r["low_ms"][i], r["high_ms"][i]
@@ -163,7 +185,8 @@ def series_data(series: dict | None) -> dict | None:
         warm = r["warm"][i]
         rows.append({
             "ordinal": first + i, "run_id": r["run_id"][i], "start": _start_text(r["start_ms"][i]),
-            "wall_ms": r["wall_ms"][i],
+            "wall_ms": r["wall_ms"][i], "predicted_ms": predicted[i],
+            "prediction": _prediction_text(what[i], by[i], predicted[i], r["wall_ms"][i]),
             "expected": (f"{fmt.ms(low)}–{fmt.ms(high)}"
                          + (" (before the change)" if r["basis"][i] == "before the change"
                             else "")) if _finite(low) and _finite(high) else "unknown",
@@ -196,8 +219,9 @@ def series_data(series: dict | None) -> dict | None:
         "wall_ms": r["wall_ms"], "low_ms": r["low_ms"], "high_ms": r["high_ms"],
         "warm": r["warm"], "same": r["same"], "regression": r["regression"],
         "improvement": r["improvement"], "change_point": r["change_point"],
-        "rows": rows, "columns": COLUMNS, "labels": LABELS, "change_points": points,
+        "predicted_ms": predicted, "rows": rows, "columns": COLUMNS, "labels": LABELS,
+        "change_points": points,
         "colors": {"run": "#1f77b4", "cold": "#9e9e9e", "regression": "#d62728",
                    "improvement": "#2ca02c", "band": "#1f77b4", "current": "#111111",
-                   "change_point": "#ff7f0e"},
+                   "change_point": "#ff7f0e", "predicted": "#9467bd"},
     }

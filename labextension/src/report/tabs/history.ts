@@ -2,7 +2,9 @@
  * The History tab (issue T; data: jupyter_perf/render/views/series.py): the
  * cell's stored runs as a series — wall time per run (this run highlighted),
  * the band each warm run was expected in, regressions, improvements and
- * change points — then one row per run. Every word (labels, the band's
+ * change points, and the earlier run's prediction (estimated) beside the
+ * measured wall time of a run that changed only what it predicts — then one
+ * row per run. Every word (labels, the band's
  * sentence, flags, what changed) comes from the data; numbers are formatted
  * here. Only present when the store holds earlier runs of the cell.
  */
@@ -29,6 +31,8 @@ export interface IHistoryData {
   regression: boolean[];
   improvement: boolean[];
   change_point: boolean[];
+  /** Absent in payloads older than the predictions. */
+  predicted_ms?: (number | null)[];
   rows: Record<string, any>[];
   columns: IColumn[];
   labels: Record<string, string>;
@@ -197,6 +201,55 @@ export function historyFigure(ctx: ITabContext, d: IHistoryData): any {
       ]
     })
   );
+  // the earlier run's prediction (estimated) beside the measured wall time: a
+  // hollow diamond joined to the run's point
+  const pred = d.x.map((_, i) => i).filter(i => finite(d.predicted_ms?.[i]));
+  if (pred.length) {
+    const source = new B.ColumnDataSource({
+      name: 'jp-history-predicted',
+      data: {
+        x: pred.map(i => d.x[i]),
+        y: pred.map(i => (d.predicted_ms?.[i] as number) / 1000),
+        y1: pred.map(i => d.wall_ms[i] / 1000),
+        run: pred.map(i => d.rows[i]?.run_id ?? ''),
+        predicted: pred.map(i => formatDuration(d.predicted_ms?.[i] as number)),
+        wall: pred.map(i => formatDuration(d.wall_ms[i])),
+        prediction: pred.map(i => d.rows[i]?.prediction ?? '')
+      }
+    });
+    fig.segment({
+      x0: { field: 'x' },
+      x1: { field: 'x' },
+      y0: { field: 'y' },
+      y1: { field: 'y1' },
+      source,
+      line_color: C.predicted,
+      line_dash: 'dotted',
+      line_width: 1
+    });
+    const r = fig.scatter({
+      x: { field: 'x' },
+      y: { field: 'y' },
+      source,
+      marker: 'diamond',
+      size: 12,
+      line_color: C.predicted,
+      line_width: 2,
+      fill_alpha: 0,
+      legend_label: L.predicted
+    });
+    fig.add_tools(
+      new B.HoverTool({
+        renderers: [r],
+        tooltips: [
+          ['run', '@run'],
+          [L.predicted, '@predicted'],
+          ['wall', '@wall'],
+          ['', '@prediction']
+        ]
+      })
+    );
+  }
   for (const cp of d.change_points) {
     fig.add_layout(
       new B.Span({
@@ -247,6 +300,9 @@ export const historyTab: ITab = {
     chart.dataset.points = String(d.x.length);
     chart.dataset.current = String(d.x[d.index]);
     chart.dataset.regressions = String(d.regression.filter(x => x).length);
+    chart.dataset.predicted = String(
+      (d.predicted_ms ?? []).filter(v => finite(v)).length
+    );
     el.append(chart);
     const handle = table(d.rows, d.columns, {
       view: 'history',

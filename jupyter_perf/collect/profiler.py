@@ -47,6 +47,7 @@ import weakref
 from typing import Any
 
 from ..errors import one_line
+from .periodic import PeriodicSampler
 
 PACKAGE = "tools.profiler:async-profiler:4.1"
 GROUP, ARTIFACT, VERSION = PACKAGE.split(":")
@@ -441,7 +442,7 @@ class WindowProfiler:
             return _agent(self._jcmd, pid, self._lib, f"stop,file={path},collapsed")
 
         results = _each(stop_one, agents)
-        texts, per_executor = [], {}
+        texts: dict[str, str] = {}
         for (pid, ex), why in zip(agents.items(), results):
             path = os.path.join(self._dir, f"{pid}.collapsed")
             try:
@@ -452,15 +453,12 @@ class WindowProfiler:
             if why or not text:
                 self._missed.append(f"executor {ex}: {why or 'no output'}")
                 continue
-            texts.append(text)
-            per_executor[ex] = sum(c for f, c in parse_collapsed(text)
-                                   if f and f[0].startswith(TASK_ROOTS))
+            texts[ex] = f"{texts[ex]}\n{text}" if ex in texts else text
         shutil.rmtree(self._dir, ignore_errors=True)
         if not texts:
             raise ProfilerUnavailable("async-profiler gave no samples from the executors ("
                                       + "; ".join(self._missed)[:300] + ")")
-        record = profile_record("\n".join(texts), self.interval_ms, method=AGENT_METHOD)
-        record["executors"] = per_executor
+        record = executors_profile_record(texts, self.interval_ms)
         if self._missed:
             record["note"] = ("not sampled: " + "; ".join(self._missed))[:500]
         return record
@@ -503,28 +501,67 @@ def parse_collapsed(text: str) -> list[tuple[list[str], int]]:
     return out
 
 
+def _stack_key(frames: list[str]) -> str:
+    """One collapsed stack as the run keeps it: a task thread's in full (lambda class names
+    and thread ids normalised, so equal stacks merge), another JVM thread's as one frame per
+    thread group ("[jvm] C2 CompilerThre")."""
+    root = _TID.sub("]", frames[0]) if frames else ""
+    if root.startswith(TASK_ROOTS):
+        return ";".join([root] + [_HIDDEN.sub("0x", _LAMBDA.sub("$$Lambda", f))
+                                  for f in frames[1:]])
+    name = root[1:-1] if root.startswith("[") and root.endswith("]") else root
+    return f"[jvm] {_thread_group(name)}"
+
+
+def stack_rows(counts: dict[tuple[str, str | None], int],
+               sampled: tuple[str, ...] = ()) -> tuple[list[list[Any]], dict[str, int]]:
+    """The profile's rows, one format for every method: ``[stack, samples, executor id]``
+    (``[stack, samples]`` for the executor None: the driver's own JVM, named by
+    ``analysis/profile.default_executor``), heaviest first; the heaviest :data:`MAX_STACKS`
+    kept, the rest one "(other stacks)" row per executor so every total stays right. With
+    them: the task-thread samples per executor id (``record["executors"]``: the sum of its
+    task rows; 0 for an executor of ``sampled`` that has none)."""
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0], kv[0][1] or ""))
+    rest: dict[str | None, int] = {}
+    for (_, ex), n in ordered[MAX_STACKS:]:
+        rest[ex] = rest.get(ex, 0) + n
+    kept = [(s, n, ex) for (s, ex), n in ordered[:MAX_STACKS]]
+    kept += [(f"[{TASK_THREAD} (other stacks)]", n, ex) for ex, n in rest.items()]
+    executors = dict.fromkeys(sampled, 0)
+    for stack, n, ex in kept:
+        if ex is not None and stack.startswith(TASK_ROOTS):
+            executors[ex] = executors.get(ex, 0) + n
+    return [[s, n] if ex is None else [s, n, ex] for s, n, ex in kept], executors
+
+
+def _on_cpu_record(texts: dict[str | None, str], interval_ms: int,
+                   method: str) -> dict[str, Any]:
+    counts: dict[tuple[str, str | None], int] = {}
+    for executor, text in texts.items():
+        for frames, count in parse_collapsed(text):
+            key = (_stack_key(frames), executor)
+            counts[key] = counts.get(key, 0) + count
+    stacks, executors = stack_rows(counts, tuple(e for e in texts if e is not None))
+    record: dict[str, Any] = {
+        "method": method, "interval_ms": interval_ms, "event": "cpu",
+        "sample": f"one on-CPU sample every {interval_ms} ms of a thread's CPU time",
+        "threads": "names as at the end of the window", "stacks": stacks}
+    if executors:
+        record["executors"] = executors
+    return record
+
+
 def profile_record(text: str, interval_ms: int, method: str = METHOD) -> dict[str, Any]:
-    """The profile as a run keeps it: task threads' stacks in full (lambda class names and
-    thread ids normalised, so equal stacks merge), other JVM threads as one frame per thread
-    group ("[jvm] C2 CompilerThre"), the heaviest :data:`MAX_STACKS` stacks."""
-    merged: dict[str, int] = {}
-    for frames, count in parse_collapsed(text):
-        root = _TID.sub("]", frames[0]) if frames else ""
-        if root.startswith(TASK_ROOTS):
-            body = [_HIDDEN.sub("0x", _LAMBDA.sub("$$Lambda", f)) for f in frames[1:]]
-            key = ";".join([root] + body)
-        else:
-            name = root[1:-1] if root.startswith("[") and root.endswith("]") else root
-            key = f"[jvm] {_thread_group(name)}"
-        merged[key] = merged.get(key, 0) + count
-    ordered = sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))
-    kept, rest = ordered[:MAX_STACKS], ordered[MAX_STACKS:]
-    stacks = [[k, v] for k, v in kept]
-    if rest:
-        stacks.append([f"[{TASK_THREAD} (other stacks)]", sum(v for _, v in rest)])
-    return {"method": method, "interval_ms": interval_ms, "event": "cpu",
-            "sample": f"one on-CPU sample every {interval_ms} ms of a thread's CPU time",
-            "threads": "names as at the end of the window", "stacks": stacks}
+    """The profile of the driver's JVM (``local[N]``) as a run keeps it: rows
+    ``[stack, samples]`` (:func:`stack_rows`)."""
+    return _on_cpu_record({None: text}, interval_ms, method)
+
+
+def executors_profile_record(texts: dict[str, str], interval_ms: int,
+                             method: str = AGENT_METHOD) -> dict[str, Any]:
+    """The profile of executor JVMs of their own (executor id -> its collapsed stacks) as a
+    run keeps it: rows ``[stack, samples, executor id]`` and ``executors`` (:func:`stack_rows`)."""
+    return _on_cpu_record(dict(texts), interval_ms, method)
 
 
 # -- the coarser fallback: Spark's executor thread dumps, sampled ------------------------------
@@ -628,7 +665,7 @@ def dump_stacks(threads: Any) -> list[str]:
     return out
 
 
-class ThreadDumpSampler:
+class ThreadDumpSampler(PeriodicSampler):
     """Every :data:`DUMP_INTERVAL_MS`, the threads of each live executor that runs tasks,
     from Spark's REST API (``/api/v1/applications/{app}/executors/{id}/threads``: the driver
     asks the executor over RPC, wherever it runs); each RUNNABLE task thread's stack is one
@@ -637,9 +674,12 @@ class ThreadDumpSampler:
     at a safepoint. ``start()`` raises :class:`ProfilerUnavailable`; ``stop()`` -> the
     profile record."""
 
+    fixed_rate = True     # a dump every interval of wall time, whatever one round took
+
     def __init__(self, ui_url: str, app_id: str, interval_ms: int = DUMP_INTERVAL_MS):
         from .rest import SparkRest
 
+        super().__init__("jupyter-perf thread dumps", int(interval_ms) / 1000.0)
         self.rest = SparkRest(ui_url, app_id, timeout=10.0, deadline=10.0)
         self.interval_ms = int(interval_ms)
         self.counts: dict[tuple[str, str], int] = {}     # (stack, executor) -> samples
@@ -648,9 +688,7 @@ class ThreadDumpSampler:
         self.rounds = 0
         self._executors: list[str] = []
         self._listed = 0.0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._started = self._ended = 0.0
+        self._began = self._ended = 0.0     # (not _started: threading.Thread's own)
 
     def _list_executors(self) -> None:
         from .rest import RestError
@@ -669,34 +707,24 @@ class ThreadDumpSampler:
 
     def start(self) -> "ThreadDumpSampler":
         self._list_executors()
-        self._started = time.monotonic()
-        self._thread = threading.Thread(target=self._loop, name="jupyter-perf thread dumps",
-                                        daemon=True)
-        self._thread.start()
+        self._began = time.monotonic()
+        super().start()
         return self
 
-    def _loop(self) -> None:
-        period = self.interval_ms / 1000.0
-        due = time.monotonic()
-        while not self._stop.is_set():
-            if time.monotonic() - self._listed >= EXECUTORS_EVERY_S:
-                try:
-                    self._list_executors()
-                except ProfilerUnavailable as exc:     # none known yet: try again next round
-                    self.errors["the executor list"] = str(exc)
-                    self._listed = time.monotonic()
-            self.sample_once()
-            due += period
-            now = time.monotonic()
-            if due < now:                 # a slow round: the next one at the next tick
-                due = now + period - ((now - due) % period)
-            self._stop.wait(due - now)
+    def sample(self) -> None:
+        if time.monotonic() - self._listed >= EXECUTORS_EVERY_S:
+            try:
+                self._list_executors()
+            except ProfilerUnavailable as exc:     # none known yet: try again next round
+                self.errors["the executor list"] = str(exc)
+                self._listed = time.monotonic()
+        self.sample_once()
 
     def sample_once(self) -> None:
         from .rest import RestError
 
         for ex in list(self._executors):
-            if self._stop.is_set():
+            if self._stop_event.is_set():
                 return
             try:
                 threads = self.rest.get(f"/executors/{ex}/threads")
@@ -709,9 +737,7 @@ class ThreadDumpSampler:
         self.rounds += 1
 
     def stop(self) -> dict[str, Any]:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
+        self.halt(timeout=30)
         self._ended = time.monotonic()
         self.rest.close()
         if not self.dumps:
@@ -728,17 +754,10 @@ class ThreadDumpSampler:
         """The profile as a run keeps it: rows ``[stack, samples, executor id]``, heaviest
         first; ``interval_ms`` = the window's length / the dumps of an executor (the time
         one sample stands for: the measured period, not the asked-for one)."""
-        span_ms = max(0.0, (self._ended - self._started) * 1000.0)
+        span_ms = max(0.0, (self._ended - self._began) * 1000.0)
         per_executor = max(self.dumps.values()) if self.dumps else 0
         measured = span_ms / per_executor if per_executor else float(self.interval_ms)
-        ordered = sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        stacks = [[s, n, ex] for (s, ex), n in ordered[:MAX_STACKS]]
-        rest = ordered[MAX_STACKS:]
-        if rest:
-            stacks.append([f"[{TASK_THREAD} (other stacks)]", sum(n for _, n in rest), ""])
-        executors: dict[str, int] = {}
-        for (_, ex), n in self.counts.items():
-            executors[ex] = executors.get(ex, 0) + n
+        stacks, executors = stack_rows(self.counts)
         record: dict[str, Any] = {
             "method": dump_method(self.interval_ms), "interval_ms": round(measured, 1),
             "requested_interval_ms": self.interval_ms, "event": "thread dumps (RUNNABLE)",

@@ -138,7 +138,8 @@ class VersionHandler(PerfHandler):
 
 
 class RunsHandler(PerfHandler):
-    """``GET runs?limit=&offset=&q=&notebook=`` -> one page of runs, newest first."""
+    """``GET runs?limit=&offset=&q=&notebook=&regressed=`` -> one page of runs, newest first
+    (``regressed=1``: the regressed cells' latest runs, most slowed first)."""
 
     @tornado.web.authenticated
     async def get(self) -> None:
@@ -148,7 +149,8 @@ class RunsHandler(PerfHandler):
             offset=self.get_query_argument("offset", None),
             q=self.get_query_argument("q", None),
             notebook=self.get_query_argument("notebook", None),
-            contents_root=self.contents_root)
+            contents_root=self.contents_root,
+            regressed=self.get_query_argument("regressed", None))
         self.write_json(data)
 
 

@@ -103,21 +103,53 @@ def _row(row: dict[str, Any], contents_root: str | None) -> dict[str, Any]:
 # -- the verbs ---------------------------------------------------------------------------
 def list_runs(root: str | None, limit: str | None = None, offset: str | None = None,
               q: str | None = None, notebook: str | None = None,
-              contents_root: str | None = None) -> dict[str, Any]:
-    """``GET runs``: one page of index rows, newest first, and how many match in all."""
+              contents_root: str | None = None, regressed: str | None = None) -> dict[str, Any]:
+    """``GET runs``: one page of index rows, newest first, and how many match in all.
+    ``regressed=1``: only each cell's latest warm run that the one noise rule flags a
+    regression (``service/history.regressions``), most slowed first."""
     lim = _int_arg(limit, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
     off = _int_arg(offset, "offset", 0, 0, 2**62)
     q = (q or "").strip()[:200]
     notebook = (notebook or "").strip()
     store = open_store(root)
     try:
-        rows = store.list(limit=lim, offset=off, text=q, notebook=notebook)
-        total = store.count(text=q, notebook=notebook)
+        if _flag_arg(regressed, "regressed"):
+            rows, total = _regressed_rows(store, q, notebook, lim, off)
+        else:
+            rows = store.list(limit=lim, offset=off, text=q, notebook=notebook)
+            total = store.count(text=q, notebook=notebook)
     except StoreError as exc:
         raise _store_error(exc) from exc
     lines = _sparklines(store, rows)
     return {"runs": [_row(r, contents_root) | {"series": lines.get(r["run_id"])} for r in rows],
             "total": total, "offset": off, "limit": lim}
+
+
+def _flag_arg(value: str | None, name: str) -> bool:
+    text = (value or "").strip().lower()
+    if text in ("", "0", "false", "no"):
+        return False
+    if text in ("1", "true", "yes"):
+        return True
+    raise ApiError(400, f"{name} must be 1 or 0, not {text[:20]!r}")
+
+
+def _regressed_rows(store: RunStore, q: str, notebook: str, lim: int,
+                    off: int) -> tuple[list[dict[str, Any]], int]:
+    """One page of the regressed cells' latest runs (the sidebar's "Regressed" filter), the
+    text filter applied as the index applies it, and how many there are in all."""
+    from ..service.history import REGRESSIONS_SCAN, HistoryError, regressions
+
+    try:
+        df = regressions(store, notebook=notebook or None, decompose=False)
+    except HistoryError as exc:
+        raise StoreError(str(exc)) from None
+    ids = [str(x) for x in df["run_id"]] if len(df) else []
+    if ids and q:
+        matching = {r["run_id"] for r in store.list(limit=REGRESSIONS_SCAN, text=q, notebook=notebook)}
+        ids = [i for i in ids if i in matching]
+    rows = [r for r in (store.get(i) for i in ids[off:off + lim]) if r is not None]
+    return rows, len(ids)
 
 
 def _sparklines(store: RunStore, rows: list[dict[str, Any]]) -> dict[str, dict]:

@@ -25,6 +25,7 @@ export class RunsAPI {
     offset: number;
     q?: string;
     notebook?: string;
+    regressed?: boolean;
   }): Promise<IRunsPage> {
     const query = new URLSearchParams({
       limit: String(params.limit),
@@ -35,6 +36,9 @@ export class RunsAPI {
     }
     if (params.notebook) {
       query.set('notebook', params.notebook);
+    }
+    if (params.regressed) {
+      query.set('regressed', '1');
     }
     return requestAPI(`runs?${query.toString()}`, this.serverSettings);
   }

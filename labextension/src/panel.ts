@@ -118,6 +118,22 @@ export class SparkRunsPanel extends Widget {
       }, 250);
     });
     toolbar.appendChild(this._search);
+    this._regressed = el(
+      'button',
+      'jp-perf-regressed-toggle jp-mod-styled',
+      'Regressed'
+    );
+    this._regressed.title =
+      "Only each cell's latest run that is slower than its usual band (the noise rule of jp.history)";
+    this._regressed.setAttribute('aria-pressed', 'false');
+    this._regressed.addEventListener('click', () => {
+      const on = !this._model.state.regressed;
+      this._regressed.setAttribute('aria-pressed', String(on));
+      if (this._model.setRegressed(on)) {
+        void this.refresh();
+      }
+    });
+    toolbar.appendChild(this._regressed);
 
     this._compareBar = this._buildCompareBar();
 
@@ -139,6 +155,12 @@ export class SparkRunsPanel extends Widget {
       'jp-perf-empty jp-perf-no-match',
       'No run matches this filter.'
     );
+    this._noRegression = el(
+      'div',
+      'jp-perf-empty jp-perf-no-regression',
+      'No cell regressed: no latest run is beyond the noise of its warm runs.'
+    );
+    this._noRegression.hidden = true;
     this._noMatch.hidden = true;
 
     const pager = el('div', 'jp-perf-pager');
@@ -167,6 +189,7 @@ export class SparkRunsPanel extends Widget {
       this._list,
       this._empty,
       this._noMatch,
+      this._noRegression,
       pager
     );
     this._empty.hidden = true;
@@ -313,8 +336,14 @@ export class SparkRunsPanel extends Widget {
     void this._fetchTops();
 
     const nothing = state.loaded && state.rows.length === 0 && !state.error;
-    this._empty.hidden = !(nothing && !state.query && state.total === 0);
+    this._empty.hidden = !(
+      nothing &&
+      !state.query &&
+      !state.regressed &&
+      state.total === 0
+    );
     this._noMatch.hidden = !(nothing && !!state.query);
+    this._noRegression.hidden = !(nothing && !state.query && state.regressed);
     this._list.hidden = state.rows.length === 0;
 
     this._pageLabel.textContent = state.loaded
@@ -596,6 +625,8 @@ export class SparkRunsPanel extends Widget {
   private _list: HTMLUListElement;
   private _empty: HTMLElement;
   private _noMatch: HTMLElement;
+  private _noRegression: HTMLElement;
+  private _regressed: HTMLButtonElement;
   private _pager: HTMLElement;
   private _newer: HTMLButtonElement;
   private _older: HTMLButtonElement;

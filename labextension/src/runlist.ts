@@ -17,6 +17,8 @@ export interface IListState {
   offset: number;
   limit: number;
   query: string;
+  /** only the regressed cells' latest runs (the server's `regressed=1`) */
+  regressed: boolean;
   loading: boolean;
   error: string | null;
   /** true once the first answer arrived: until then, do not show the empty state */
@@ -32,6 +34,7 @@ export interface IListRequest {
   limit: number;
   offset: number;
   q: string;
+  regressed: boolean;
   seq: number;
 }
 
@@ -70,6 +73,7 @@ export class RunsListModel {
       offset: 0,
       limit: clampPageSize(limit),
       query: '',
+      regressed: false,
       loading: false,
       error: null,
       loaded: false
@@ -86,6 +90,7 @@ export class RunsListModel {
       limit: this._state.limit,
       offset: this._state.offset,
       q: this._state.query,
+      regressed: this._state.regressed,
       seq: ++this._issued
     };
   }
@@ -145,6 +150,15 @@ export class RunsListModel {
     return true;
   }
 
+  /** Show only the regressed cells' latest runs (or every run); true if it changed. */
+  setRegressed(on: boolean): boolean {
+    if (on === this._state.regressed) {
+      return false;
+    }
+    this._state = { ...this._state, regressed: on, offset: 0 };
+    return true;
+  }
+
   setLimit(limit: number): boolean {
     const l = clampPageSize(limit);
     if (l === this._state.limit) {
@@ -194,6 +208,7 @@ export class RunsListModel {
     const s = this._state;
     return (
       request.q === s.query &&
+      request.regressed === s.regressed &&
       request.offset === s.offset &&
       request.limit === s.limit &&
       request.seq > this._answered

@@ -37,3 +37,37 @@ async def test_the_list_with_its_sparklines_needs_the_token(jp_fetch, perf_home)
     with pytest.raises(HTTPClientError) as err:
         await jp_fetch(*API, "runs", headers={"Authorization": ""})
     assert err.value.code in (401, 403)
+
+
+async def test_the_regressed_filter_lists_each_regressed_cells_latest_run(jp_fetch, perf_home):
+    """``GET runs?regressed=1`` (the sidebar's "Regressed" filter): only the latest warm run of
+    each cell the one noise rule flags (``jp.regressions``), with its sparkline; the text
+    filter and paging apply; a bad flag is one 400 line."""
+    steady = [stored(cell_run([100 + k, 100, 100, 100], label="steady", cell_id="c-1"))
+              for k in range(6)]
+    base = [stored(cell_run([100 + k, 100, 100, 100], label="slowed <b>x</b>", cell_id="c-2"))
+            for k in range(6)]
+    slow = stored(cell_run([400, 400, 400, 400], label="slowed <b>x</b>", cell_id="c-2",
+                           conf={"spark.sql.shuffle.partitions": "8"}))
+    other = [stored(cell_run([200 + k, 200, 200, 200], label="other", cell_id="c-3"))
+             for k in range(6)]
+    other_slow = stored(cell_run([900, 900, 900, 900], label="other", cell_id="c-3",
+                                 conf={"spark.sql.shuffle.partitions": "8"}))
+    everything = json.loads((await jp_fetch(*API, "runs")).body)
+    assert everything["total"] == len(steady + base + other) + 2
+    data = json.loads((await jp_fetch(*API, "runs", params={"regressed": "1"})).body)
+    assert [r["run_id"] for r in data["runs"]] == [other_slow, slow]     # most slowed first
+    assert data["total"] == 2
+    assert all(r["series"]["regression"][-1] for r in data["runs"])
+    assert data["runs"][1]["label"] == "slowed <b>x</b>"                  # data, not markup
+    found = json.loads((await jp_fetch(*API, "runs", params={"regressed": "1",
+                                                              "q": "slowed"})).body)
+    assert [r["run_id"] for r in found["runs"]] == [slow] and found["total"] == 1
+    page = json.loads((await jp_fetch(*API, "runs", params={"regressed": "1", "limit": "1",
+                                                             "offset": "1"})).body)
+    assert [r["run_id"] for r in page["runs"]] == [slow] and page["total"] == 2
+    off = json.loads((await jp_fetch(*API, "runs", params={"regressed": "0"})).body)
+    assert off["total"] == everything["total"]
+    with pytest.raises(HTTPClientError) as err:
+        await jp_fetch(*API, "runs", params={"regressed": "maybe"})
+    assert err.value.code == 400

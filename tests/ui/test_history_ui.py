@@ -143,3 +143,32 @@ def test_the_sidebar_shows_each_cells_sparkline(lab, page):
     first = sidebar.locator(f".jp-perf-run-item[data-run-id='{ids[0]}']")
     assert first.locator("svg.jp-perf-sparkline").count() == 0
     assert page.locator("img.pwned").count() == 0
+
+
+def test_the_sidebars_regressed_filter_lists_the_regressed_cells_run(lab, page):
+    """The "Regressed" toggle asks the server for the regressed cells' latest runs (the one
+    noise rule, ``GET runs?regressed=1``): only the slow run is left; a search with it that
+    matches no regressed run says no cell regressed; off again, every run is back."""
+    sidebar = open_sidebar(page)
+    ids = lab["ids"]
+    items = sidebar.locator(".jp-perf-run-item")
+    sidebar.locator(f".jp-perf-run-item[data-run-id='{ids[0]}']").wait_for(timeout=60_000)
+    assert items.count() == 7
+    toggle = sidebar.locator("button.jp-perf-regressed-toggle")
+    toggle.click()
+    assert toggle.get_attribute("aria-pressed") == "true"
+    page.wait_for_function("n => document.querySelectorAll("
+                           "'.jp-perf-run-item').length === n", arg=1, timeout=60_000)
+    assert items.first.get_attribute("data-run-id") == ids[-1]
+    assert items.first.locator("svg.jp-perf-sparkline").get_attribute("data-regression") == "1"
+    # a search that no regressed run matches
+    sidebar.locator("input.jp-perf-search").fill("no-such-cell")
+    sidebar.locator(".jp-perf-no-match").wait_for(state="visible", timeout=60_000)
+    sidebar.locator("input.jp-perf-search").fill("")
+    page.wait_for_function("n => document.querySelectorAll("
+                           "'.jp-perf-run-item').length === n", arg=1, timeout=60_000)
+    toggle.click()
+    assert toggle.get_attribute("aria-pressed") == "false"
+    page.wait_for_function("n => document.querySelectorAll("
+                           "'.jp-perf-run-item').length === n", arg=7, timeout=60_000)
+    assert page.locator("img.pwned").count() == 0

@@ -126,6 +126,22 @@ describe('RunsListModel', () => {
     expect(m.state.rows.map(r => r.run_id)).toEqual(['d']);
   });
 
+  it('asks for the regressed runs from the first page, and drops answers to the full list', () => {
+    const m = new RunsListModel(10);
+    answer(m, page(['a', 'b'], 30));
+    const full = m.request(); // the same page and search: only the filter differs
+    expect(full.regressed).toBe(false);
+    expect(m.setRegressed(true)).toBe(true);
+    expect(m.setRegressed(true)).toBe(false);
+    expect(m.request()).toMatchObject({ offset: 0, regressed: true, q: '' });
+    // the full list's answer arrives after the filter was turned on: dropped
+    expect(m.receive(page(['a', 'b'], 30), full)).toBe(false);
+    expect(answer(m, page(['b'], 1))).toBe(true);
+    expect(m.state.rows.map(r => r.run_id)).toEqual(['b']);
+    expect(m.setRegressed(false)).toBe(true);
+    expect(m.request().regressed).toBe(false);
+  });
+
   it('drops the answer to a page the user has left', () => {
     const m = new RunsListModel(10);
     answer(m, page(['a'], 30));

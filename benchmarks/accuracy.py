@@ -5,6 +5,9 @@
    ``whatif(slots_factor=2)`` and compare with the measured local[2] runs (target <= 10%).
    Printed twice: with the host CPU floor (what the product reports, analysis/hostcpu.py) and
    with the plain replay, so the floor's effect is measured, not assumed.
+3. Held-out coverage of the range (issue T item 6): the same local[1] runs with their host CPU
+   samples dropped — what an event log or the History Server has — get a range from
+   ``whatif_range(slots_factor=2)``; does the measured local[2] wall fall inside it?
 
 Every session runs in a fresh Python process (its own JVM: pyspark keeps one JVM per process,
 and a JIT warmed by an earlier session would favour whichever master ran second). Each
@@ -19,6 +22,7 @@ no prediction can beat.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -78,12 +82,17 @@ def child(master: str, repeats: int, warmups: int) -> None:
         for _ in range(warmups):
             fn()
         for _ in range(repeats):
-            a = jp.analyze(jp.measure(fn, spark=spark))
+            run = jp.measure(fn, spark=spark)
+            a = jp.analyze(run)
             w = a.whatif_summary()
+            # the same run as a log has it: no host samples -> a range
+            held_out = jp.analyze(dataclasses.replace(run, host_cpu=run.host_cpu.iloc[0:0]))
+            rng = held_out.whatif_range(slots_factor=2.0)
             print("RESULT " + json.dumps({
                 "workload": name, "master": master, "wall_ms": a.wall_ms,
                 "model_error": a.model_error, "x2_ms": a.whatif(slots_factor=2.0),
                 "x2_plain_ms": plain_slots(a, 2.0),
+                "x2_low_ms": rng["predicted_low_ms"], "x2_high_ms": rng["predicted_high_ms"],
                 "busy_share": w["host_cpu_busy_share"], "cores": w["host_cores"]}), flush=True)
     spark.stop()
 
@@ -142,6 +151,30 @@ def main() -> None:
     print(f"  plain replay, no floor: median {med(plain_err):.1%}, max {max(plain_err):.1%}")
     print(f"  noise floor: local[2] runs of one workload spread {med(spreads):.1%} (median) "
           f"around their median")
+    coverage(rows)
+
+
+def coverage(rows: list[dict]) -> None:
+    """Held-out: the range predicted from local[1] runs without host samples (medians of its
+    ends over the runs) against the median measured local[2] wall."""
+    med = statistics.median
+    inside = 0
+    print(f"\n{'workload':<11} {'range low':>10} {'range high':>11} {'local[2] s':>10} "
+          f"{'inside':>6} {'width':>6}")
+    for name in WORKLOADS:
+        one = [r for r in rows if r["workload"] == name and r["master"] == "local[1]"
+               and r.get("x2_high_ms") is not None]
+        two = [r["wall_ms"] for r in rows if r["workload"] == name and r["master"] == "local[2]"]
+        if not one or not two:
+            continue
+        lo, hi = med([r["x2_low_ms"] for r in one]), med([r["x2_high_ms"] for r in one])
+        actual = med(two)
+        ok = lo <= actual <= hi
+        inside += ok
+        print(f"{name:<11} {lo / 1000:>8.2f} s {hi / 1000:>9.2f} s {actual / 1000:>8.2f} s "
+              f"{'yes' if ok else 'no':>6} {(hi - lo) / actual:>6.0%}")
+    print(f"held-out range (local[1] without host samples, x2 -> local[2]): the measured wall "
+          f"inside the range for {inside} of {len(WORKLOADS)} workloads")
 
 
 if __name__ == "__main__":

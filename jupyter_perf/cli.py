@@ -162,7 +162,7 @@ def _text_summary(s: dict, run_id: str | None) -> str:
         lines.append(f"what-if: infinite disk {fmt.ms(w.get('infinite_disk_ms'))} (upper bound), "
                      f"infinite network {fmt.ms(w.get('infinite_network_ms'))}, no GC "
                      f"{fmt.ms(w.get('no_gc_ms'))}, no stragglers {fmt.ms(w.get('no_stragglers_ms'))}, "
-                     f"2x slots {fmt.ms(w.get('slots_x2_ms'))}; model error "
+                     f"2x slots {fmt.slots_x2(w)}; model error "
                      f"{(w.get('model_error') or 0):.1%}")
     memory = s.get("memory") or {}
     if memory.get("sizing_line"):

@@ -42,6 +42,16 @@ def _non_finite(v: float | None) -> str | None:
     return ("-∞" if v < 0 else "∞") if math.isinf(v) else None
 
 
+def slots_x2(whatif: dict) -> str:
+    """The "2× slots" what-if in words: a point, or "X–Y (a range: …)" where the run lacks
+    what a point needs (``Analysis.whatif_range``: no host CPU samples on a shared host)."""
+    high = whatif.get("slots_x2_high_ms")
+    if high is None:
+        return ms(whatif.get("slots_x2_ms"))
+    return (f"{ms(whatif.get('slots_x2_low_ms'))}–{ms(high)} "
+            f"({whatif.get('slots_x2_range_reason') or 'estimated; no host CPU samples'})")
+
+
 def ms(value: Any) -> str:
     """Milliseconds: "12 ms", "1.25 s", "3 min 05 s", "2 h 07 min"; "–" when unknown."""
     v = _number(value)

@@ -116,6 +116,14 @@ EXECUTOR_COLUMNS, MEMORY_COLUMNS = list(EXECUTOR_KINDS), list(MEMORY_KINDS)
 STAGE_MEMORY_COLUMNS = list(STAGE_MEMORY_KINDS)
 HOST_CPU_COLUMNS = list(HOST_CPU_KINDS)
 
+
+def executors_on_this_host(master: str) -> bool:
+    """True when every executor runs on the driver's machine (local and local-cluster
+    masters): added slots then share the host's cores (``collect/hostcpu.py`` samples them,
+    ``analysis/hostcpu.py`` bounds the "more slots" what-if with them)."""
+    return str(master or "").strip().startswith("local")
+
+
 # ---------------------------------------------------------------------------
 # The one step into the model
 # ---------------------------------------------------------------------------

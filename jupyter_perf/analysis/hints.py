@@ -471,7 +471,17 @@ def cause_hints(verdict_hints: list[dict], whatif: dict) -> list[dict]:
     out = []
     for h in verdict_hints:
         key = CAUSE_WHATIF.get(h["cause"])
-        out.append(hint(None, h["hint"], predicted_ms=whatif.get(key) if key else None,
+        text = h["hint"]
+        if h["cause"] == "slots" and whatif.get("slots_x2_high_ms") is not None:
+            text += " " + slots_range_text(whatif)
+        out.append(hint(None, text, predicted_ms=whatif.get(key) if key else None,
                         cause=h["cause"]))
     return out
+
+
+def slots_range_text(whatif: dict) -> str:
+    """The slots hint's range where the run lacks host CPU samples (``Analysis.whatif_range``):
+    "Twice the slots: between X and Y (estimated; … unknown)."."""
+    return (f"Twice the slots: between {fmt.ms(whatif['slots_x2_low_ms'])} and "
+            f"{fmt.ms(whatif['slots_x2_high_ms'])} ({whatif['slots_x2_range_reason']}).")
 

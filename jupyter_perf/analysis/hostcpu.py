@@ -58,6 +58,26 @@ job buys, and the fair share depends on how many threads the neighbours run, whi
 do not show. The verdict states that load as context, and the breakdown's "host busy with
 other processes" estimates what the tasks lost to it: that, not "more slots", is the gain a
 quieter host would bring.
+
+**Same host, no samples: a range, not a point.** An event log or a History Server load of a
+``local`` / ``local-cluster`` application (``model.executors_on_this_host``) has no host
+samples: how many cores the host had and what else ran on them are unknown, and the plain
+replay alone is optimistic (median 17–22 % under the measured ``local[2]`` wall in
+``docs/benchmarks.md``). A more-slots scenario then states a range (``slots_range``):
+
+* low: the plain replay — the added slots bring idle cores of their own;
+* high: the floor above with the host taken to have **only the run's current slots as
+  cores** and the tasks' busy time estimated from the log: each task's time that is not
+  measured or estimated I/O wait (``executorRunTime`` − shuffle fetch wait − shuffle write −
+  estimated input/output wait), summed over the group and divided by the group's slots —
+  ``s_g = busy_g / (slots_g × replay(d, slots)_g)`` in the replay's units (``no_spare_share``),
+  clipped to [0, 1], used as ``s_g`` is above. Counting the unexplained time as CPU takes
+  Python workers and waiting for a core as CPU work, so the high end errs pessimistic; it
+  assumes the host has at least the run's slots as cores and that the other load it had
+  stays as it was (both unknown from a log).
+
+Runs with samples keep the point (the measured floor), and clusters keep the plain replay:
+their added slots are added machines.
 """
 from __future__ import annotations
 
@@ -66,8 +86,13 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..model import Run
+from ..model import Run, executors_on_this_host
 from .timeline import Timeline
+
+#: Why a more-slots prediction is a range: what the log lacks (``range_reason``).
+RANGE_REASON = ("estimated; {source} has no host CPU samples: the host's cores and other load "
+                "are unknown")
+_SOURCE = {"eventlog": "the event log", "rest": "the REST API's data"}
 
 
 class _Samples(NamedTuple):
@@ -187,3 +212,27 @@ def host_cores(run: Run) -> int:
 def with_floor(makespan: np.ndarray, one_slot_factor: np.ndarray, share: np.ndarray) -> np.ndarray:
     """``max(makespan, share × makespan at the measured slots)`` per group."""
     return np.maximum(makespan, share * one_slot_factor)
+
+
+def needs_range(run: Run) -> bool:
+    """True when a more-slots scenario is a range (see the module docstring): the executors
+    share the driver's host and the run has no usable host CPU samples."""
+    return executors_on_this_host(run.master) and _samples(run) is None
+
+
+def range_reason(run: Run) -> str:
+    """The words that say why the prediction is a range (``RANGE_REASON``)."""
+    return RANGE_REASON.format(source=_SOURCE.get(run.kind, "the run"))
+
+
+def no_spare_share(busy_ms: np.ndarray, tl: Timeline, makespan: np.ndarray) -> np.ndarray:
+    """Per group: the share ``with_floor`` takes for the high end of a range — the tasks'
+    estimated busy ms (``busy_ms``, per task row) over the group's slots × its replay at the
+    measured slots (``makespan``): the busy share of a host with only those slots as cores."""
+    if tl.n_groups == 0:
+        return np.zeros(0)
+    busy = np.bincount(tl.group, weights=np.clip(busy_ms, 0.0, None), minlength=tl.n_groups)
+    denom = tl.group_slots.astype("float64") * makespan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(denom > 0, busy / denom, 0.0)
+    return np.clip(np.nan_to_num(share), 0.0, 1.0)

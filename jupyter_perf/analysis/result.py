@@ -16,7 +16,16 @@ from . import components
 from . import memory as _memory
 from .callsite import run_call_site
 from .hints import cause_hints, one_per_setting, operator_hints, udf_name
-from .hostcpu import busy_share, host_cores, own_share, wait_shares, with_floor
+from .hostcpu import (
+    busy_share,
+    host_cores,
+    needs_range,
+    no_spare_share,
+    own_share,
+    range_reason,
+    wait_shares,
+    with_floor,
+)
 from .operators import (
     EXCHANGE,
     PYTHON_NODE,
@@ -41,7 +50,7 @@ from .stragglers import (
 )
 from .timeline import Timeline, build_timeline, parse_parent_ids
 from .verdict import Evidence, Verdict, host_context, verdict
-from .whatif import ScenarioInputs, predict, scenario_durations
+from .whatif import ScenarioInputs, busy_estimate, predict, scenario_durations
 
 # scans that read stored data (a file, a table, a cached table): not Range / local rows
 STORED_SCAN = re.compile(r"^(Scan|FileScan|BatchScan|InMemoryTableScan|HiveTableScan|"
@@ -303,6 +312,36 @@ class Analysis:
         sim = self.simulate(disk, network, slots_factor, gc, stragglers)
         return predict(self.actual_ms, self.driver_gap_ms, self.simulated_baseline_ms, sim)
 
+    def whatif_range(self, disk: float = 1.0, network: float = 1.0, slots_factor: float = 1.0,
+                     gc: bool = True, stragglers: bool = True) -> dict:
+        """``whatif(...)`` as a range where the run lacks what a point needs: more slots for
+        executors on the driver's host with no host CPU samples (``analysis/hostcpu.py``).
+        ``predicted_ms`` is ``whatif(...)``; ``predicted_low_ms`` (= it: the plain replay) and
+        ``predicted_high_ms`` (the floor of a host with only the run's slots as cores) and
+        ``range_reason`` are None for a point."""
+        low = self.whatif(disk, network, slots_factor, gc, stragglers)
+        out = {"predicted_ms": low, "predicted_low_ms": None, "predicted_high_ms": None,
+               "range_reason": None}
+        if float(slots_factor) <= 1.0 or not needs_range(self.run) or not len(self.run.tasks):
+            return out
+        d = scenario_durations(self._inputs, disk, network, gc, stragglers)
+        io = float(disk) != 1.0 or float(network) != 1.0
+        cpu_d = scenario_durations(self._inputs, 1.0, 1.0, gc, stragglers) if io else d
+        at_measured = (self.baseline.makespan if cpu_d is self.timeline.duration
+                       else replay(self.timeline, cpu_d, 1.0).makespan)
+        r = replay(self.timeline, d, float(slots_factor))
+        sim = float(with_floor(r.makespan, at_measured, self.no_spare_share).sum())
+        high = predict(self.actual_ms, self.driver_gap_ms, self.simulated_baseline_ms, sim)
+        return out | {"predicted_low_ms": low, "predicted_high_ms": max(high, low),
+                      "range_reason": range_reason(self.run)}
+
+    @functools.cached_property
+    def no_spare_share(self) -> np.ndarray:
+        """Per group: the busy share of a host with only the group's slots as cores, from the
+        tasks' time outside I/O waits (estimated; the high end of ``whatif_range``)."""
+        return no_spare_share(busy_estimate(self._inputs), self.timeline,
+                              self.baseline.makespan)
+
     @functools.cached_property
     def resources(self) -> dict:
         """The monotask model (seed 004): ideal time per resource and the bottleneck."""
@@ -344,6 +383,8 @@ class Analysis:
             "flagged_stragglers_ms": self.flagged_stragglers_ms,
             "even_skew_ms": self.even_skew_ms,
             "slots_x2_ms": self.whatif(slots_factor=2.0),
+            # a range where the run lacks host CPU samples on a shared host (else None)
+            **{f"slots_x2_{k}": v for k, v in self._slots_x2_range.items()},
             "disk_is_upper_bound": True,
             # measured: how busy the host's cores were while tasks ran (local masters only)
             "host_cores": host_cores(self.run),
@@ -351,6 +392,12 @@ class Analysis:
             "groups": int(self.timeline.n_groups),
             "slots_used": int(self.timeline.group_slots.max(initial=0)),
         }
+
+    @functools.cached_property
+    def _slots_x2_range(self) -> dict:
+        r = self.whatif_range(slots_factor=2.0)
+        return {"low_ms": r["predicted_low_ms"], "high_ms": r["predicted_high_ms"],
+                "range_reason": r["range_reason"]}
 
     @functools.cached_property
     def host_cpu_busy_share(self) -> float | None:

@@ -9,7 +9,10 @@ Per task attempt, a resource that took ``r`` ms and becomes ``f`` times faster s
 * ``gc=False``: GC time removed (``gc=True`` keeps GC as measured);
 * ``stragglers=False``: stragglers removed — each successful task slower than its stage's
   median progress rate gets the median rate (``stragglers=True`` keeps them as measured);
-* ``slots_factor=k``: every group replayed on ``round(k × slots)`` slots.
+* ``slots_factor=k``: every group replayed on ``round(k × slots)`` slots. When the executors
+  share the driver's host and the run has no host CPU samples (an event log of a ``local``
+  application) the answer is a range (``Analysis.whatif_range``): low the plain replay, high
+  with a floor as if the host had only the run's slots as cores (``analysis/hostcpu.py``).
 
 All savings come out of ``executorRunTime``, so a task never saves more than its run time;
 when stragglers are also removed, savings shrink in proportion to the shortened duration.
@@ -87,6 +90,15 @@ def scenario_durations(inp: ScenarioInputs, disk: float = 1.0, network: float = 
     with np.errstate(divide="ignore", invalid="ignore"):
         keep = np.where(inp.duration > 0, 1.0 - saved / inp.duration, 1.0)
     return d * np.clip(keep, 0.0, None)
+
+
+def busy_estimate(inp: ScenarioInputs) -> np.ndarray:
+    """Per task row: the ms it is taken to keep a core busy when the host's load was not
+    sampled — its run time less the measured and estimated I/O waits (shuffle fetch wait,
+    shuffle write, estimated input/output wait), within [0, duration]. The high end of a
+    more-slots range (``analysis/hostcpu.py``, ``no_spare_share``)."""
+    busy = inp.run - inp.fetch_wait - inp.disk_only
+    return np.clip(np.nan_to_num(busy), 0.0, np.maximum(inp.duration, 0.0))
 
 
 def predict(actual_ms: float, driver_gap_ms: float, simulated_baseline_ms: float,

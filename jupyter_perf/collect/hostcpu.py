@@ -27,14 +27,12 @@ from typing import Any
 
 import psutil
 
+from ..model import executors_on_this_host
 from .periodic import PeriodicSampler
 
 BUSY_FIELDS = ("user", "nice", "system", "irq", "softirq")
-
-
-def executors_on_this_host(master: str) -> bool:
-    """True when every executor runs on the driver's machine (local and local-cluster)."""
-    return str(master or "").strip().startswith("local")
+__all__ = ["BUSY_FIELDS", "HostCpuSampler", "ProcessTreeCpu", "busy_core_ms",
+           "executors_on_this_host", "usable_cpus"]
 
 
 def usable_cpus() -> list[int]:

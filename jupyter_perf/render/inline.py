@@ -86,7 +86,7 @@ def static_html(run: Run, a: Analysis | None, reason: str = "") -> str:
             ("what-if (estimated)", f"∞ disk {fmt.ms(w['infinite_disk_ms'])} (upper bound) · "
                                     f"∞ network {fmt.ms(w['infinite_network_ms'])} · "
                                     f"no GC {fmt.ms(w['no_gc_ms'])} · "
-                                    f"2× slots {fmt.ms(w['slots_x2_ms'])} · "
+                                    f"2× slots {fmt.esc(fmt.slots_x2(w))} · "
                                     f"model error {100 * (w['model_error'] or 0):.1f}%"),
         ]
     if reason:

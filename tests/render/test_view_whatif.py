@@ -15,6 +15,7 @@ from whatif_vectors import expected, settings
 from jupyter_perf import fmt
 from jupyter_perf.analysis import analyze
 from jupyter_perf.render.payload import DISK_STOPS, SLOT_STOPS
+from jupyter_perf.render.views import whatif as whatif_view
 
 MEASURED = {"disk": 1.0, "network": 1.0, "slots": 1.0, "gc": True, "stragglers": True}
 
@@ -207,4 +208,49 @@ def test_a_cold_slider_move_on_a_million_attempts(open_report):
     status = page.locator(".jp-perf-panel[data-tab='whatif'] .jp-perf-lanes-status")
     assert status.get_attribute("data-total") == "1000000"
     assert status.get_attribute("data-mode") == "aggregate"
+    assert page.jp_errors == [] and page.jp_requests == []
+
+
+def high_of(a, s: dict) -> float | None:
+    return a.whatif_range(disk=s["disk"], network=s["network"], slots_factor=s["slots"],
+                          gc=s["gc"], stragglers=s["stragglers"])["predicted_high_ms"]
+
+
+def test_more_slots_without_host_samples_on_a_shared_host_show_a_range(open_report):
+    run = synthetic(400, 4, per_stage=100)
+    run.master = "local[4]"                      # an event log of a local app: no host samples
+    a = analyze(run)
+    d = whatif_view.data(a, None)["slots_range"]
+    assert d["share"] == [float(x) for x in a.no_spare_share] and "{low}" in d["words"]
+    sampled = analyze(with_host_cpu(run))                     # a live run: host samples
+    assert whatif_view.data(sampled, None)["slots_range"] is None
+    assert high_of(sampled, {**MEASURED, "slots": 2.0}) is None
+    page = open_whatif(open_report, a)
+    wait_for(page, MEASURED)
+    assert "no host CPU samples" in page.locator(".jp-whatif-host").inner_text()
+    assert page.locator(".jp-whatif-range").is_hidden()
+    vecs = [{**MEASURED, "slots": k} for k in SLOT_STOPS if k > 1] + [
+        {**MEASURED, "slots": 2.0, "gc": False}, {**MEASURED, "slots": 4.0, "disk": math.inf},
+        {**MEASURED, "slots": 0.5}, {**MEASURED, "slots": 1.0}]
+    widened = 0
+    for s in vecs:
+        set_controls(page, s)
+        wait_for(page, s, sim=False)
+        low, text = shown(page)
+        assert low == expected(a, s), s                       # the low end: the plain replay
+        high = high_of(a, s)
+        got = page.get_attribute(".jp-whatif-predicted", "data-predicted-high-ms")
+        if high is None:
+            assert got is None and text == heading(a, low)
+            assert page.locator(".jp-whatif-range").is_hidden()
+            continue
+        assert float(got) == high and high >= low, (s, got, high)
+        widened += high > low
+        assert text == (f"Predicted: between {fmt.ms(low)} and {fmt.ms(high)} "
+                        f"({fmt.change(low, a.wall_ms)} to {fmt.change(high, a.wall_ms)} vs "
+                        f"{fmt.ms(a.wall_ms)} measured)")
+        assert page.locator(".jp-whatif-range").inner_text() == (
+            "(estimated; the event log has no host CPU samples: the host's cores and other "
+            "load are unknown)")
+    assert widened >= 3                                     # the range is not a point in disguise
     assert page.jp_errors == [] and page.jp_requests == []

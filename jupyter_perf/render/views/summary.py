@@ -42,6 +42,16 @@ def est(text: str) -> dict:
     return {"t": text, "c": "est"}
 
 
+def slots_x2_items(w: dict) -> list:
+    """The "2× slots" what-if: a point, or the range where the run lacks what a point needs
+    (``Analysis.whatif_range``: no host CPU samples on a shared host), with why."""
+    if w.get("slots_x2_high_ms") is None:
+        return [num(w["slots_x2_ms"], "ms", "slots_x2_ms"), " ", est("(estimated)")]
+    return [num(w.get("slots_x2_low_ms"), "ms", "slots_x2_ms"), "–",
+            num(w["slots_x2_high_ms"], "ms", "slots_x2_high_ms"), " ",
+            est(f"({w.get('slots_x2_range_reason') or 'estimated; no host CPU samples'})")]
+
+
 def breakdown_segments(breakdown: dict[str, dict]) -> list[dict]:
     """The stacked bar's segments, in stacking order: the components with time (the first
     one when none has): key, label, kind, colour, ms, share, Spark metric, hatch."""
@@ -151,8 +161,7 @@ def key_numbers(a: Analysis, s: dict) -> list[dict]:
                    " · ∞ network ", num(w["infinite_network_ms"], "ms", "infinite_network_ms"),
                    " · no GC ", num(w["no_gc_ms"], "ms", "no_gc_ms"),
                    " · no stragglers ", num(w["no_stragglers_ms"], "ms", "no_stragglers_ms"),
-                   " · 2× slots ", num(w["slots_x2_ms"], "ms", "slots_x2_ms"), " ",
-                   est("(estimated)")]},
+                   " · 2× slots ", *slots_x2_items(w)]},
         {"key": "model_error", "label": "model error",
          "items": [num(w["model_error"] or 0.0, "pct", "model_error"), " (replayed ",
                    num(w["simulated_baseline_ms"], "ms", "simulated_baseline_ms"), " vs ",

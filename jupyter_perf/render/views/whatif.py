@@ -1,7 +1,9 @@
 """The What-if tab's data. The answers themselves are computed in the browser
 (``labextension/src/report/replay.ts``, from the per-task arrays and ``tasks_meta``: the slider
 stops, the replay's constants) and equal ``Analysis.whatif``; this part carries the words and
-the numbers that qualify them: the model error, the driver gaps, what the host's CPU allows.
+the numbers that qualify them: the model error, the driver gaps, what the host's CPU allows,
+and — for more slots on a shared host the run has no CPU samples of — the range's high-end
+floor and its words (``slots_range``).
 
 Labels of the sliders and toggles name the breakdown components as ``analysis/components.py``
 does (the browser never spells a component itself)."""
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from ...analysis import Analysis
 from ...analysis.components import BY_KEY, COMPONENTS
-from ...analysis.hostcpu import host_cores
+from ...analysis.hostcpu import host_cores, needs_range, range_reason
 
 
 def _label(key: str) -> str:
@@ -19,6 +21,23 @@ def _label(key: str) -> str:
 def present_components(a: Analysis) -> list[str]:
     """Keys of the components with any time in ``a``, in stacking order (the legend)."""
     return [c.key for c in COMPONENTS if a.breakdown[c.key]["ms"] > 0] or [COMPONENTS[0].key]
+
+
+def slots_range(a: Analysis) -> dict | None:
+    """More slots on a shared host without host CPU samples: a range (``Analysis.whatif_range``).
+    ``share``: per group, the high end's floor share (``Analysis.no_spare_share``, estimated);
+    ``words``: the heading with ``{low}`` / ``{high}`` for the browser to fill; ``reason``: why
+    it is a range; ``note``: the host-CPU note. None: every setting is a point."""
+    if not needs_range(a.run) or not len(a.run.tasks):
+        return None
+    return {"share": [float(x) for x in a.no_spare_share],
+            "words": "between {low} and {high}",
+            "reason": f"({range_reason(a.run)})",
+            "note": ("Added slots share this host's cores, but the run has no host CPU samples: "
+                     "more slots give a range. Low: the plain replay (every added slot brings "
+                     "an idle core). High: a host with only the measured slots as cores, each "
+                     "stage group's task time outside I/O waits taken as CPU work "
+                     "(estimated).")}
 
 
 def data(a: Analysis, ctx) -> dict:
@@ -43,4 +62,5 @@ def data(a: Analysis, ctx) -> dict:
             "stragglers": "no stragglers (each at its stage's median progress rate)",
         },
         "components": present_components(a),
+        "slots_range": slots_range(a),
     }

@@ -13,7 +13,13 @@
  * "gc" | "stragglers"); `.jp-whatif-out` carries the shown setting
  * (`data-disk`, `data-network`, `data-slots`, `data-gc`, `data-stragglers`,
  * as JavaScript writes the numbers: "Infinity" for ∞) and
- * `.jp-whatif-predicted` the exact prediction (`data-predicted-ms`).
+ * `.jp-whatif-predicted` the exact prediction (`data-predicted-ms`; for a
+ * range, its low end, and `data-predicted-high-ms` its high end).
+ *
+ * More slots for a run on a shared host without host CPU samples (an event log
+ * of a local application) show a range, not a point (`slots_range`,
+ * Analysis.whatif_range): low the plain replay, high with each group floored
+ * at `share` × its replay on the measured slots.
  */
 import { formatChange, formatDuration, pyFixed } from '../../format';
 import { h } from '../dom';
@@ -21,6 +27,9 @@ import { laneFigure, ILaneFigure } from '../lanes';
 import {
   IScenario,
   IWhatIf,
+  npSum,
+  predict,
+  replay,
   scenarioKeep,
   simPositions,
   whatif,
@@ -48,6 +57,27 @@ export interface IWhatIfData {
   };
   /** keys of the breakdown components with any time (the legend) */
   components: string[];
+  /** more slots give a range (no host CPU samples on a shared host); null: points */
+  slots_range?: ISlotsRange | null;
+}
+
+/** render/views/whatif.py's slots_range. */
+export interface ISlotsRange {
+  /** per group: the high end's floor share (estimated) */
+  share: number[];
+  /** the heading, with {low} and {high} to fill */
+  words: string;
+  /** why it is a range: "(estimated; … unknown)" */
+  reason: string;
+  /** the host-CPU note for such a run */
+  note: string;
+}
+
+/** One shown answer: the prediction and, for a range, its high end. */
+interface IAnswer {
+  predicted: number;
+  sim: number;
+  high: number | null;
 }
 
 const CSS = `
@@ -220,6 +250,13 @@ function legend(D: ITaskData, keys: string[]): HTMLElement {
 
 function hostCpuNote(w: IWhatIfData): HTMLElement {
   const hc = w.host_cpu;
+  if (w.slots_range) {
+    return h(
+      'div',
+      { class: 'jp-perf-muted jp-whatif-host' },
+      w.slots_range.note
+    );
+  }
   if (!hc || !hc.cores) {
     return h(
       'div',
@@ -248,7 +285,37 @@ async function render(el: HTMLElement, ctx: ITabContext): Promise<void> {
   const slotLabels: string[] = meta.slot_stops ?? slotVals.map(f => `×${f}`);
   const wall = w.wall_ms;
 
-  const cache = new Map<string, { predicted: number; sim: number }>();
+  const cache = new Map<string, IAnswer>();
+  const range = w.slots_range ?? null;
+  const floorOne = new Map<string, Float64Array>();
+
+  /** The high end of a slots range (Analysis.whatif_range); null for a point. */
+  function rangeHigh(s: IScenario, r: IWhatIf): number | null {
+    if (!range || s.slots <= 1) {
+      return null;
+    }
+    const fk = `${s.gc}|${s.stragglers}`;
+    let one = floorOne.get(fk);
+    if (!one) {
+      // the scenario's CPU-only durations on the measured slots
+      one = replay(
+        D,
+        { ...s, disk: 1.0, network: 1.0, slots: 1.0 },
+        1.0,
+        false
+      ).makespan;
+      floorOne.set(fk, one);
+    }
+    const m = new Float64Array(D.G);
+    for (let g = 0; g < D.G; g++) {
+      m[g] = Math.max(r.r.makespan[g], range.share[g] * one[g]);
+    }
+    return Math.max(predict(D, npSum(m)), r.predicted);
+  }
+
+  function answer(s: IScenario, r: IWhatIf): IAnswer {
+    return { predicted: r.predicted, sim: r.sim, high: rangeHigh(s, r) };
+  }
   let queue: IScenario[] = [];
   let prefetching = false;
   let token = 0;
@@ -288,8 +355,16 @@ async function render(el: HTMLElement, ctx: ITabContext): Promise<void> {
   const predictedEl = h('div', {
     class: 'jp-perf-big jp-whatif-predicted'
   });
+  const rangeEl = h('div', { class: 'jp-perf-est jp-whatif-range' });
+  rangeEl.hidden = true;
   const detailEl = h('div', { class: 'jp-perf-muted jp-whatif-detail' });
-  const out = h('div', { class: 'jp-whatif-out' }, predictedEl, detailEl);
+  const out = h(
+    'div',
+    { class: 'jp-whatif-out' },
+    predictedEl,
+    rangeEl,
+    detailEl
+  );
   const labels = h(
     'div',
     { class: 'jp-whatif-labels' },
@@ -388,10 +463,28 @@ async function render(el: HTMLElement, ctx: ITabContext): Promise<void> {
     };
   }
 
-  function showNumber(s: IScenario, predicted: number, simMs: number): void {
-    predictedEl.textContent =
-      `Predicted: ${formatDuration(predicted)} ` +
-      `(${formatChange(predicted, wall)} vs ${formatDuration(wall)} measured)`;
+  function showNumber(s: IScenario, a: IAnswer): void {
+    const predicted = a.predicted,
+      simMs = a.sim,
+      high = a.high;
+    if (range && high !== null) {
+      const words = range.words
+        .replace('{low}', formatDuration(predicted))
+        .replace('{high}', formatDuration(high));
+      predictedEl.textContent =
+        `Predicted: ${words} (${formatChange(predicted, wall)} to ` +
+        `${formatChange(high, wall)} vs ${formatDuration(wall)} measured)`;
+      predictedEl.dataset.predictedHighMs = String(high);
+      rangeEl.textContent = range.reason;
+      rangeEl.hidden = false;
+    } else {
+      predictedEl.textContent =
+        `Predicted: ${formatDuration(predicted)} ` +
+        `(${formatChange(predicted, wall)} vs ${formatDuration(wall)} measured)`;
+      delete predictedEl.dataset.predictedHighMs;
+      rangeEl.textContent = '';
+      rangeEl.hidden = true;
+    }
     predictedEl.dataset.predictedMs = String(predicted);
     detailEl.replaceChildren(
       `disk ${factorLabel(s.disk)}${s.disk !== 1 ? ' (upper bound)' : ''} · ` +
@@ -451,8 +544,7 @@ async function render(el: HTMLElement, ctx: ITabContext): Promise<void> {
       prefetching = false;
       const s = queue.shift();
       if (s && !cache.has(key(s)) && !disposed) {
-        const r = whatif(D, s, false);
-        cache.set(key(s), { predicted: r.predicted, sim: r.sim });
+        cache.set(key(s), answer(s, whatif(D, s, false)));
       }
       prefetch();
     });
@@ -467,12 +559,13 @@ async function render(el: HTMLElement, ctx: ITabContext): Promise<void> {
     const hit = cache.get(k);
     let r: IWhatIf | null = null;
     if (hit) {
-      showNumber(s, hit.predicted, hit.sim);
+      showNumber(s, hit);
     } else {
       // the number first: the replay without starts (drawSim adds them)
       r = whatif(D, s, false);
-      cache.set(k, { predicted: r.predicted, sim: r.sim });
-      showNumber(s, r.predicted, r.sim);
+      const a = answer(s, r);
+      cache.set(k, a);
+      showNumber(s, a);
     }
     measure(hit ? 'what-if (prepared)' : 'what-if (replayed)', t0);
     const mine = ++token;

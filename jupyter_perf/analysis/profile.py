@@ -26,6 +26,11 @@ The rule, per task-thread stack (docs/report.md, "Profile"):
    end of the window, and Spark renames its pooled task threads at every task, so the thread
    name says "a task thread", not which task: the stage comes from the operator.
 
+Python workers' rows (root ``[Python worker]``, py-spy's frames ``function (file:line)``;
+``collect/pyprofiler.py``) all go to the window's Python evaluation operator (the "python"
+kind; among several, the one whose stages used the most CPU). They are shown with the task
+threads' (stacks, hot functions, operators) but counted apart: ``python.samples``.
+
 ``sampled_cpu_ms`` = task-thread samples × interval (on-CPU samples, each one interval of a
 thread's CPU time); ``spark_cpu_ms`` = Spark's executor CPU + deserialize CPU of the window's
 task attempts. Both are shown with their kind: sampled, measured.
@@ -47,6 +52,9 @@ from .operators import MAIN_CLASSES, PYTHON_NODE, SCAN, _pairs
 # task thread (the profile is dumped when the window's tasks are done); as
 # collect/profiler.TASK_ROOTS, which this room cannot import
 TASK_ROOTS = ("[Executor task launch worker", "[Executor task idle worker")
+#: a Python worker's stack (py-spy's samples; collect/pyprofiler.PY_ROOT): frames
+#: ``function (file:line)``, attributed to the window's Python evaluation operator
+PY_ROOT = "[Python worker]"
 JVM_ROOT = "[jvm] "
 CODEGEN = re.compile(r"GeneratedIteratorForCodegenStage(\d+)\.([\w$]+)")
 
@@ -130,6 +138,10 @@ def task_stage(root: str) -> int | None:
 
 def is_task_stack(frames: list[str]) -> bool:
     return bool(frames) and frames[0].startswith(TASK_ROOTS)
+
+
+def is_python_stack(frames: list[str]) -> bool:
+    return bool(frames) and frames[0].startswith(PY_ROOT)
 
 
 def pretty(frame: str) -> str:
@@ -329,7 +341,7 @@ class _Resolver:
         hits = self._pick_execution(hits)
         if not hits:
             return None
-        if kind in ("shuffle write", "shuffle read"):   # the busiest exchange of its kind
+        if kind in ("shuffle write", "shuffle read", "python"):   # the busiest of its kind
             return max(hits, key=lambda o: (self._weight([o]), -o.node_id))
         return min(hits, key=lambda o: o.node_id)
 
@@ -352,6 +364,9 @@ class ProfileResult:
     fallback: str = ""
     # what one sample is, in the collector's words ("" for runs stored before it said)
     sample: str = ""
+    # the Python workers' part (py-spy): method, interval_ms, sample, note, samples (their
+    # samples are in ``stacks``, ``hot`` and ``operators`` too); {} when not asked
+    python: dict = dataclasses.field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         ratio = (self.sampled_cpu_ms / self.spark_cpu_ms) if self.spark_cpu_ms > 0 else None
@@ -360,7 +375,9 @@ class ProfileResult:
                 "samples": self.samples, "other_jvm_samples": self.other_samples,
                 "sampled_cpu_ms": self.sampled_cpu_ms, "spark_cpu_ms": self.spark_cpu_ms,
                 "sampled_to_spark": ratio, "operators": self.operators, "kinds": self.kinds,
-                "kind_of_numbers": {"sampled_cpu_ms": "sampled", "spark_cpu_ms": "measured"}}
+                "python": self.python,
+                "kind_of_numbers": {"sampled_cpu_ms": "sampled", "spark_cpu_ms": "measured",
+                                    "python.sampled_cpu_ms": "sampled"}}
 
 
 def spark_cpu_ms(run: Run) -> float:
@@ -389,12 +406,16 @@ def profile_of(run: Run) -> ProfileResult | None:
     fn_kind: dict[str, dict[str, int]] = {}
     op_rows: dict[tuple[int, int] | None, dict[str, Any]] = {}
     kinds: dict[str, int] = {}
+    py_samples = 0
     for frames, count, executor in executor_stacks_of(prof):
-        if not is_task_stack(frames):
+        python = is_python_stack(frames)
+        if not python and not is_task_stack(frames):
             other += count
             continue
-        kind, codegen = classify(frames)
-        stage = task_stage(frames[0])
+        # a Python worker runs the window's Python evaluation operator (the busiest one)
+        kind, codegen = ("python", None) if python else classify(frames)
+        stage = None if python else task_stage(frames[0])
+        py_samples += count if python else 0
         op = resolver.resolve(kind, codegen, stage)
         key = (op.execution_id, op.node_id) if op is not None else None
         label = f"{op.label} #{op.node_id}" if op is not None else "(no operator)"
@@ -407,6 +428,8 @@ def profile_of(run: Run) -> ProfileResult | None:
             "node_id": op.node_id if op else None, "name": op.name if op else "",
             "label": label, "stage_ids": op.stages if op else [], "samples": 0, "kinds": {}})
         row["samples"] += count
+        row.setdefault("python_samples", 0)
+        row["python_samples"] += count if python else 0
         row["kinds"][kind] = row["kinds"].get(kind, 0) + count
         body = [pretty(f) for f in frames[1:]] or ["(no frames)"]
         leaf = body[-1]
@@ -418,7 +441,15 @@ def profile_of(run: Run) -> ProfileResult | None:
         for f in set(body):
             total_s[f] = total_s.get(f, 0) + count
             fn_execs.setdefault(f, set()).add(executor)
-    samples = sum(c for _, c, *_ in task_stacks)
+    # every sample shown (the task threads' and the Python workers': each one interval of a
+    # thread's CPU time) for the shares; ``samples`` (the JVM's task threads) for sampled_cpu_ms
+    shown = sum(c for _, c, *_ in task_stacks)
+    samples = shown - py_samples
+    py_part = dict(prof.get("python") or {}) if isinstance(prof.get("python"), dict) else {}
+    py_interval = float(py_part.get("interval_ms") or 0.0)
+    if py_part:
+        py_part["samples"] = py_samples
+        py_part["sampled_cpu_ms"] = py_samples * py_interval
     ops_by_key = {(o.execution_id, o.node_id): o for o in resolver.ops}
     rows = []
     for fn, total in total_s.items():
@@ -428,7 +459,7 @@ def profile_of(run: Run) -> ProfileResult | None:
         op = ops_by_key.get(key) if key is not None else None
         kc = fn_kind.get(fn, {})
         rows.append({"function": fn, "self_samples": own, "total_samples": total,
-                     "share": own / samples if samples else 0.0,
+                     "share": own / shown if shown else 0.0,
                      "operator": f"{op.label} #{op.node_id}" if op else
                      ("(no operator)" if own else ""),
                      "execution_id": op.execution_id if op else None,
@@ -442,13 +473,15 @@ def profile_of(run: Run) -> ProfileResult | None:
                               ascending=[False, False, True], kind="stable").reset_index(drop=True)
     operators = sorted(op_rows.values(), key=lambda r: (-r["samples"], str(r["label"])))
     for r in operators:
-        r["share"] = r["samples"] / samples if samples else 0.0
-        r["sampled_ms"] = r["samples"] * interval
+        r["share"] = r["samples"] / shown if shown else 0.0
+        r["sampled_ms"] = ((r["samples"] - r["python_samples"]) * interval
+                           + r["python_samples"] * py_interval)
         r["kind"] = "sampled"
     return ProfileResult(method, interval, note, samples, other, hot, operators,
                          dict(sorted(kinds.items(), key=lambda kv: -kv[1])),
                          samples * interval, spark_cpu_ms(run), task_stacks,
-                         str(prof.get("fallback") or ""), str(prof.get("sample") or ""))
+                         str(prof.get("fallback") or ""), str(prof.get("sample") or ""),
+                         py_part)
 
 
 def empty_hot() -> pd.DataFrame:

@@ -48,6 +48,7 @@ from typing import Any
 
 from ..errors import one_line
 from .periodic import PeriodicSampler
+from .pyprofiler import PY_ROOT
 
 PACKAGE = "tools.profiler:async-profiler:4.1"
 GROUP, ARTIFACT, VERSION = PACKAGE.split(":")
@@ -514,19 +515,22 @@ def _stack_key(frames: list[str]) -> str:
 
 
 def stack_rows(counts: dict[tuple[str, str | None], int],
-               sampled: tuple[str, ...] = ()) -> tuple[list[list[Any]], dict[str, int]]:
+               sampled: tuple[str, ...] = (),
+               other: str = f"[{TASK_THREAD} (other stacks)]",
+               ) -> tuple[list[list[Any]], dict[str, int]]:
     """The profile's rows, one format for every method: ``[stack, samples, executor id]``
     (``[stack, samples]`` for the executor None: the driver's own JVM, named by
     ``analysis/profile.default_executor``), heaviest first; the heaviest :data:`MAX_STACKS`
     kept, the rest one "(other stacks)" row per executor so every total stays right. With
     them: the task-thread samples per executor id (``record["executors"]``: the sum of its
-    task rows; 0 for an executor of ``sampled`` that has none)."""
+    task rows; 0 for an executor of ``sampled`` that has none). ``other``: the root of the
+    "(other stacks)" rows."""
     ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0], kv[0][1] or ""))
     rest: dict[str | None, int] = {}
     for (_, ex), n in ordered[MAX_STACKS:]:
         rest[ex] = rest.get(ex, 0) + n
     kept = [(s, n, ex) for (s, ex), n in ordered[:MAX_STACKS]]
-    kept += [(f"[{TASK_THREAD} (other stacks)]", n, ex) for ex, n in rest.items()]
+    kept += [(other, n, ex) for ex, n in rest.items()]
     executors = dict.fromkeys(sampled, 0)
     for stack, n, ex in kept:
         if ex is not None and stack.startswith(TASK_ROOTS):
@@ -562,6 +566,22 @@ def executors_profile_record(texts: dict[str, str], interval_ms: int,
     """The profile of executor JVMs of their own (executor id -> its collapsed stacks) as a
     run keeps it: rows ``[stack, samples, executor id]`` and ``executors`` (:func:`stack_rows`)."""
     return _on_cpu_record(dict(texts), interval_ms, method)
+
+
+def merge_python(record: dict[str, Any], python: dict[str, Any]) -> dict[str, Any]:
+    """The window's profile record with the Python workers' samples
+    (``collect/pyprofiler.PythonProfiler.stop``) added: their rows ``[stack, samples,
+    executor id]`` (:func:`stack_rows`; root ``[Python worker]``) after the JVM's, and
+    ``record["python"]``: ``method``, ``interval_ms``, ``rate_hz``, ``sample`` (what one
+    sample is), ``samples``, ``processes`` (py-spy runs) and ``note`` (why none or some are
+    missing; "" when all went well)."""
+    python = dict(python)
+    counts = python.pop("counts", {}) or {}
+    rows, _ = stack_rows(counts, other=f"{PY_ROOT} (other stacks)")
+    out = dict(record)
+    out["stacks"] = list(record.get("stacks") or []) + rows
+    out["python"] = python
+    return out
 
 
 # -- the coarser fallback: Spark's executor thread dumps, sampled ------------------------------

@@ -19,8 +19,9 @@ from .executors_lost import lost_executor_warnings, note_memory_losses
 from .fields import sorted_stage_memory
 from .hostcpu import HostCpuSampler, executors_on_this_host
 from .listener import ListenerUnavailable, conform_sparkmeasure_tasks, listeners_for
-from .profiler import ProfilerUnavailable, WindowProfiler
+from .profiler import ProfilerUnavailable, WindowProfiler, is_single_jvm, merge_python
 from .progress import ProgressPoller, ProgressSnapshot, StatusReader
+from .pyprofiler import PythonProfiler, not_sampled
 from .redact import redact
 from .rest import RestError, SparkRest
 from .rest_fields import conform_rest, heap_peak
@@ -72,6 +73,8 @@ class ClassicWindow:
         self.next_job_at_end: int | None = None   # the scheduler's job count when the cell ended
         self.profile = profile    # CPU stack samples of the window (collect/profiler.py)
         self.profiler: WindowProfiler | None = None
+        self.pyprofiler: PythonProfiler | None = None   # its Python workers (pyprofiler.py)
+        self._python_why = ""     # why they are not sampled ("" when they are, or no profile)
 
     def _context(self, spark):
         """The driver's SparkContext (a Spark Connect window has none: connect_window.py)."""
@@ -144,18 +147,46 @@ class ClassicWindow:
             self._no_profile(str(exc))
         except Exception as exc:     # py4j, the JVM, the UI: never let a profile break the cell
             self._no_profile(f"the profiler could not start ({one_line(exc)})")
+        self._start_python_profiler()
+
+    def _start_python_profiler(self) -> None:
+        """The Python workers' sampler (py-spy), where they run on this host; a profile
+        without it says why in ``record["python"]["note"]``, never as an error."""
+        if self.sc is None:          # a Spark Connect server's workers are not this kernel's
+            return
+        if not executors_on_this_host(self.run.master):
+            self._python_why = "the Python workers run on other hosts"
+            return
+        try:
+            self.pyprofiler = PythonProfiler(
+                "driver" if is_single_jvm(self.run.master) else "").start()
+        except Exception as exc:     # psutil, the process table: never break the cell
+            self._python_why = f"py-spy could not start ({one_line(exc)})"
+
+    def _stop_python_profiler(self) -> dict[str, Any] | None:
+        pyprofiler, self.pyprofiler = self.pyprofiler, None
+        if pyprofiler is not None:
+            try:
+                return pyprofiler.stop()
+            except Exception as exc:
+                return not_sampled(f"py-spy failed ({one_line(exc)})")
+        return not_sampled(self._python_why) if self._python_why else None
 
     def _stop_profiler(self) -> None:
         profiler, self.profiler = self.profiler, None
-        if profiler is None:
-            return
-        try:
-            self.run.extra["profile"] = record = profiler.stop()
-            if record.get("note"):          # some executors could not be sampled
-                self.run.warnings.append(f"CPU profile partial: {record['note']}")
-        except Exception as exc:
-            self._no_profile(str(exc) if isinstance(exc, ProfilerUnavailable) else
-                             f"async-profiler failed ({one_line(exc)})")
+        python = self._stop_python_profiler()
+        if profiler is not None:
+            try:
+                self.run.extra["profile"] = record = profiler.stop()
+                if record.get("note"):          # some executors could not be sampled
+                    self.run.warnings.append(f"CPU profile partial: {record['note']}")
+            except Exception as exc:
+                self._no_profile(str(exc) if isinstance(exc, ProfilerUnavailable) else
+                                 f"async-profiler failed ({one_line(exc)})")
+        record = self.run.extra.get("profile")
+        if python is not None and isinstance(record, dict):
+            self.run.extra["profile"] = merge_python(record, python)
+        self._python_why = ""
 
     def _mark_sql(self) -> None:
         """Note where Spark's SQL execution list ends, so the finish reads only what comes

@@ -323,3 +323,57 @@ def test_filters_narrow_the_flame_and_the_hot_functions(open_report):
     assert len(hot_functions()) == len(view["hot"]["function"])
     assert page.evaluate("window.__xss") is None and page.locator("img[src=x]").count() == 0
     assert page.jp_errors == [] and page.jp_requests == []
+
+
+# -- the Python UDF workers' samples (py-spy, issue P item 3) ----------------------------------
+def python_run(py_counts: dict, jvm: str = COLLAPSED, note: str = ""):
+    """A profiled run whose record also holds Python workers' samples, merged as the window
+    merges them (``profiler.merge_python``; a hostile function name stays text)."""
+    from jupyter_perf.collect import pyprofiler
+    from jupyter_perf.collect.profiler import merge_python
+
+    run = profiled_run(jvm)
+    run.operators = pd.concat([run.operators, pd.DataFrame([
+        {"execution_id": 0, "node_id": 4, "parent_ids": [3], "name": "BatchEvalPython",
+         "description": "[burn_rows(id)]", "codegen_id": -1, "cluster_id": -1,
+         "stage_attempts": run.operators["stage_attempts"].iloc[0]}])], ignore_index=True)
+    part = dict(pyprofiler.not_sampled("unused"), method=pyprofiler.METHOD, note=note,
+                counts={(";".join([pyprofiler.PY_ROOT] + f.split(";")), "driver"): n
+                        for f, n in py_counts.items()})
+    part["samples"] = sum(py_counts.values())
+    run.extra["profile"] = merge_python(run.extra["profile"], part)
+    return run
+
+
+PY_STACKS = {"main (pyspark/worker.py:1200);burn_rows (/nb/cell.py:3)": 40,
+             f"main (pyspark/worker.py:1200);{HOSTILE} (/nb/cell.py:9)": 2}
+
+
+def test_python_samples_are_in_the_payload_apart_from_the_task_threads():
+    a = analyze(python_run(PY_STACKS))
+    d = _view(a)
+    assert d["python"]["samples"] == 42 and d["python"]["method"] == "py-spy"
+    assert d["python"]["sampled_cpu_ms"] == pytest.approx(42 * d["python"]["interval_ms"])
+    assert d["summary"]["samples"] == a.profile.samples      # the JVM's, unchanged
+    hot = dict(zip(d["hot"]["function"], d["hot"]["operator"]))
+    assert hot["burn_rows (/nb/cell.py:3)"].startswith("BatchEvalPython")
+    # a run whose JVM profile has no task samples but whose Python workers have: still a tab
+    only = _view(analyze(python_run(PY_STACKS, jvm="[GC Thread#0 tid=2];G1ParTask::work 5")))
+    assert only is not None and only["python"]["samples"] == 42
+
+
+def test_tab_names_the_python_workers_samples_as_text(open_report):
+    a = analyze(python_run(PY_STACKS, note=f"some Python workers not sampled: {HOSTILE}"))
+    page = open_report(a, tab="profile")
+    line = page.locator(f"{PANEL} [data-view='profile-python']")
+    text = line.inner_text()
+    assert text.startswith("Python UDF workers: 42 samples, ")
+    assert "(sampled; py-spy: one sample every 10 ms" in text and HOSTILE in text
+    assert page.locator(f"{PANEL} img").count() == 0                 # the note stays text
+    # without JVM task samples the tab draws the Python workers' flame graph
+    b = analyze(python_run(PY_STACKS, jvm="[GC Thread#0 tid=2];G1ParTask::work 5"))
+    page = open_report(b, tab="profile")
+    assert "No task thread was on CPU" not in page.inner_text(PANEL)
+    assert page.locator(f"{PANEL} [data-view='profile-python']").inner_text().startswith(
+        "Python UDF workers: 42 samples")
+    assert page.jp_errors == []

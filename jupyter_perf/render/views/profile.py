@@ -148,9 +148,20 @@ def hot_cells(stacks, index: dict[Group, int],
     return out
 
 
+def python_part(prof) -> dict:
+    """The Python workers' part of the profile summary (``collect/pyprofiler.py``): method,
+    what one sample is, samples, their CPU (sampled) and why there are none; {} without."""
+    part = prof.summary().get("python") if prof is not None else None
+    if not isinstance(part, dict):
+        return {}
+    keys = ("method", "sample", "samples", "sampled_cpu_ms", "interval_ms", "note")
+    return {k: part.get(k) for k in keys}
+
+
 def data(a: Analysis, ctx) -> dict | None:
     prof = a.profile
-    if prof is None or (prof.method == "none" and not prof.samples):
+    py = python_part(prof)
+    if prof is None or (prof.method == "none" and not prof.samples and not py.get("samples")):
         return None
     index, groups = _groups(prof.stacks)
     hot = a.hot_functions
@@ -178,6 +189,8 @@ def data(a: Analysis, ctx) -> dict | None:
                                             "note", "samples",
                                             "other_jvm_samples", "sampled_cpu_ms",
                                             "spark_cpu_ms", "sampled_to_spark", "kinds")},
+        # the Python UDF workers' samples (py-spy), counted apart from the task threads'
+        "python": py or None,
         # key: the Query tab's operator key ("execution:node"), for the selection both share
         "operators": [{"label": o["label"], "key": ("" if o["node_id"] is None else
                                                     f"{o['execution_id']}:{o['node_id']}"),

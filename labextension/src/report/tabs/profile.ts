@@ -47,6 +47,14 @@ export interface IProfileData {
     sampled_to_spark: number | null;
     kinds: Record<string, number>;
   };
+  /** the Python UDF workers' samples (py-spy); absent or null without them */
+  python?: {
+    method?: string;
+    sample?: string;
+    samples?: number;
+    sampled_cpu_ms?: number;
+    note?: string;
+  } | null;
   operators: Record<string, any>[];
   /** the samples' groups (operator x executor); older payloads have none */
   groups?: IProfileGroups;
@@ -134,7 +142,30 @@ function intro(d: IProfileData): HTMLElement {
           ? ` Thread dumps, not async-profiler: ${s.fallback}.`
           : '') +
         (s.note ? ` ${s.note}` : '')
-    )
+    ),
+    pythonLine(d)
+  );
+}
+
+/** The Python workers' samples, counted apart from the task threads' ('' without). */
+function pythonLine(d: IProfileData): HTMLElement | string {
+  const p = d.python;
+  if (!p) {
+    return '';
+  }
+  const text = p.samples
+    ? `Python UDF workers: ${formatCount(p.samples, 'sample')}, ` +
+      `${formatDuration(p.sampled_cpu_ms ?? 0)} of CPU (sampled; ${p.method ?? 'py-spy'}` +
+      `${p.sample ? `: ${p.sample}` : ''}), in the flame graph under [Python worker].` +
+      (p.note ? ` ${p.note}` : '')
+    : `Python UDF workers: no samples${p.note ? ` (${p.note})` : ''}.`;
+  return h(
+    'div',
+    {
+      class: 'jp-perf-muted jp-perf-profile-python',
+      'data-view': 'profile-python'
+    },
+    text
   );
 }
 
@@ -380,7 +411,7 @@ export const profileTab: ITab = {
     el.classList.add('jp-perf-profile');
     const d = ctx.data.tabs.profile as IProfileData;
     el.append(intro(d));
-    if (!d.summary.samples) {
+    if (!d.summary.samples && !d.python?.samples) {
       el.append(
         h('div', {}, 'No task thread was on CPU while the window was sampled.')
       );

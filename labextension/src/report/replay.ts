@@ -900,6 +900,28 @@ function floorKey(s: IScenario): string {
 }
 
 /**
+ * Per group: the makespan of the scenario's CPU-only durations (no disk or
+ * network savings) on the measured slots — what a host CPU floor scales
+ * (hostFloor here, the slots range's high end in the What-if tab). Memoised
+ * per task data and toggle pair.
+ */
+export function cpuOnlyMakespans(D: ITaskData, s: IScenario): Float64Array {
+  const memo = floorMemo(D),
+    fk = floorKey(s);
+  let one = memo.get(fk);
+  if (!one) {
+    one = replay(
+      D,
+      { ...s, disk: 1.0, network: 1.0, slots: 1.0 },
+      1.0,
+      false
+    ).makespan;
+    memo.set(fk, one);
+  }
+  return one;
+}
+
+/**
  * hostcpu.with_floor: more slots on the same host cannot beat its measured CPU
  * busy share. A faster disk or network does not shrink the CPU work: their
  * floor replays the durations without those savings (Analysis.simulate's
@@ -913,18 +935,7 @@ function hostFloor(D: ITaskData, s: IScenario, r: IReplay): void {
   if (!(s.slots > 1 || io) || !hasHostShare(D)) {
     return;
   }
-  const memo = floorMemo(D),
-    fk = floorKey(s);
-  let one = memo.get(fk);
-  if (!one) {
-    one = replay(
-      D,
-      { ...s, disk: 1.0, network: 1.0, slots: 1.0 },
-      1.0,
-      false
-    ).makespan;
-    memo.set(fk, one);
-  }
+  const one = cpuOnlyMakespans(D, s);
   for (let g = 0; g < D.G; g++) {
     const f = share[g] * one[g];
     if (f > r.makespan[g]) {

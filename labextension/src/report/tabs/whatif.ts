@@ -25,11 +25,11 @@ import { formatChange, formatDuration, pyFixed } from '../../format';
 import { h } from '../dom';
 import { laneFigure, ILaneFigure } from '../lanes';
 import {
+  cpuOnlyMakespans,
   IScenario,
   IWhatIf,
   npSum,
   predict,
-  replay,
   scenarioKeep,
   simPositions,
   whatif,
@@ -287,25 +287,13 @@ async function render(el: HTMLElement, ctx: ITabContext): Promise<void> {
 
   const cache = new Map<string, IAnswer>();
   const range = w.slots_range ?? null;
-  const floorOne = new Map<string, Float64Array>();
 
   /** The high end of a slots range (Analysis.whatif_range); null for a point. */
   function rangeHigh(s: IScenario, r: IWhatIf): number | null {
     if (!range || s.slots <= 1) {
       return null;
     }
-    const fk = `${s.gc}|${s.stragglers}`;
-    let one = floorOne.get(fk);
-    if (!one) {
-      // the scenario's CPU-only durations on the measured slots
-      one = replay(
-        D,
-        { ...s, disk: 1.0, network: 1.0, slots: 1.0 },
-        1.0,
-        false
-      ).makespan;
-      floorOne.set(fk, one);
-    }
+    const one = cpuOnlyMakespans(D, s);
     const m = new Float64Array(D.G);
     for (let g = 0; g < D.G; g++) {
       m[g] = Math.max(r.r.makespan[g], range.share[g] * one[g]);

@@ -90,9 +90,10 @@ from ..model import Run, executors_on_this_host
 from .timeline import Timeline
 
 #: Why a more-slots prediction is a range: what the log lacks (``range_reason``).
-RANGE_REASON = ("estimated; {source} has no host CPU samples: the host's cores and other load "
-                "are unknown")
-_SOURCE = {"eventlog": "the event log", "rest": "the REST API's data"}
+#: One wording whatever the source: an event log's and the REST API's analyses of one
+#: application are the same (tests/collect/test_history.py).
+RANGE_REASON = ("estimated; the run has no host CPU samples (an event log or a History Server "
+                "records none): the host's cores and other load are unknown")
 
 
 class _Samples(NamedTuple):
@@ -222,7 +223,7 @@ def needs_range(run: Run) -> bool:
 
 def range_reason(run: Run) -> str:
     """The words that say why the prediction is a range (``RANGE_REASON``)."""
-    return RANGE_REASON.format(source=_SOURCE.get(run.kind, "the run"))
+    return RANGE_REASON
 
 
 def no_spare_share(busy_ms: np.ndarray, tl: Timeline, makespan: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ from whatif_vectors import expected, settings
 
 from jupyter_perf import fmt
 from jupyter_perf.analysis import analyze
+from jupyter_perf.analysis.hostcpu import RANGE_REASON
 from jupyter_perf.render.payload import DISK_STOPS, SLOT_STOPS
 from jupyter_perf.render.views import whatif as whatif_view
 
@@ -249,8 +250,6 @@ def test_more_slots_without_host_samples_on_a_shared_host_show_a_range(open_repo
         assert text == (f"Predicted: between {fmt.ms(low)} and {fmt.ms(high)} "
                         f"({fmt.change(low, a.wall_ms)} to {fmt.change(high, a.wall_ms)} vs "
                         f"{fmt.ms(a.wall_ms)} measured)")
-        assert page.locator(".jp-whatif-range").inner_text() == (
-            "(estimated; the event log has no host CPU samples: the host's cores and other "
-            "load are unknown)")
+        assert page.locator(".jp-whatif-range").inner_text() == f"({RANGE_REASON})"
     assert widened >= 3                                     # the range is not a point in disguise
     assert page.jp_errors == [] and page.jp_requests == []

@@ -49,3 +49,20 @@ def run_cell(shell, source: str):
     with capture_output() as cap:
         result = shell.run_cell(source, store_history=True)
     return result, cap
+
+
+def measure_shown(shell, source: str) -> tuple[str, dict | None]:
+    """Run a measured cell to its end (the report's finishing included): the run's id and the
+    report data the cell showed under it (None if it showed none)."""
+    import jupyter_perf as jp
+    from jupyter_perf.kernel.handoff import wait_pending
+    from jupyter_perf.render.inline import MIME
+    from jupyter_perf.render.views import decode_data
+
+    result, cap = run_cell(shell, source)
+    assert result.error_in_exec is None, cap.stderr
+    wait_pending()
+    run = jp.last_run()
+    assert run.status == "ok", run.error
+    shown = [o.data[MIME] for o in cap.outputs if MIME in (o.data or {})]
+    return run.run_id, (decode_data(shown[-1]["data"]) if shown else None)

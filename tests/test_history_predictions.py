@@ -111,19 +111,9 @@ def _set(shell, partitions) -> None:
 
 
 def _measure(shell) -> tuple[str, dict | None]:
-    from sparkhelpers import run_cell
+    from sparkhelpers import measure_shown
 
-    from jupyter_perf.kernel.handoff import wait_pending
-    from jupyter_perf.render.inline import MIME
-    from jupyter_perf.render.views import decode_data
-
-    result, cap = run_cell(shell, CELL)
-    assert result.error_in_exec is None, cap.stderr
-    wait_pending()
-    run = jp.last_run()
-    assert run.status == "ok", run.error
-    shown = [o.data[MIME] for o in cap.outputs if MIME in (o.data or {})]
-    return run.run_id, (decode_data(shown[-1]["data"]) if shown else None)
+    return measure_shown(shell, CELL)
 
 
 def test_following_a_partitions_hint_is_checked_by_the_series(shell, jp_home, capsys):

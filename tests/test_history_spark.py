@@ -8,7 +8,7 @@ setting and the decomposition of compare in its ``change``; ``jp.compare`` never
 from __future__ import annotations
 
 import pytest
-from sparkhelpers import run_cell
+from sparkhelpers import measure_shown, run_cell
 
 import jupyter_perf as jp
 from jupyter_perf.cli import main
@@ -44,17 +44,7 @@ def _measure(shell) -> str:
 
 
 def _measure_shown(shell) -> tuple[str, dict | None]:
-    """The run id and the report data the cell showed under it (None if it showed none)."""
-    from jupyter_perf.render.inline import MIME
-    from jupyter_perf.render.views import decode_data
-
-    result, cap = run_cell(shell, CELL)
-    assert result.error_in_exec is None, cap.stderr
-    wait_pending()
-    run = jp.last_run()
-    assert run.status == "ok", run.error
-    shown = [o.data[MIME] for o in cap.outputs if MIME in (o.data or {})]
-    return run.run_id, (decode_data(shown[-1]["data"]) if shown else None)
+    return measure_shown(shell, CELL)
 
 
 def test_a_cells_series_cold_warm_and_the_only_regression(shell, capsys):

@@ -30,6 +30,10 @@ _SHARED = _load()
 
 #: The MIME type of a measured cell's report payload (render/inline.py, labextension mime.ts).
 REPORT_MIME_TYPE: str = _SHARED["report_mime_type"]
+#: The MIME type of a comparison of two runs (render/compare.py, labextension report/compare.ts).
+COMPARE_MIME_TYPE: str = _SHARED["compare_mime_type"]
+#: The comparison payload's format: ``{"format", "summary", "components"}`` (docs/compare.md).
+COMPARE_FORMAT: int = _SHARED["compare_format"]
 #: The payload format the kernel writes and the renderer reads (docs/report.md).
 REPORT_FORMAT: int = _SHARED["report_format"]
 #: The payload format of the report's data, drawn by the browser's renderer (render/views/).

@@ -130,7 +130,8 @@ def test_cli_compare_text_json_and_html(capsys, tmp_path):
     code, out, _ = cli(capsys, "compare", a, b, "--html", str(target))
     assert code == 0 and out.strip() == f"wrote {target}"
     html = target.read_text(encoding="utf-8")
-    assert "&lt;b&gt;before&lt;/b&gt;" in html and "<b>before</b>" not in html
+    # the renderer's page: the label is in the payload, escaped (drawn as text in the browser)
+    assert "\\u003cb\\u003ebefore\\u003c/b\\u003e" in html and "<b>before</b>" not in html
     assert html.rstrip().endswith(f"<!-- jupyter-perf export of run {export_id(a, b)} -->")
     # an earlier export of the same pair is replaced; another file is refused in one line
     assert cli(capsys, "compare", a, b, "--html", str(target))[0] == 0

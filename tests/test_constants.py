@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO / "labextension" / "src" / "constants.json"
 
 #: The string facts, as their exact values must never be typed again.
-STRING_KEYS = ("report_mime_type", "item_encoding", "bokeh_namespace", "api_namespace")
+STRING_KEYS = ("report_mime_type", "compare_mime_type", "item_encoding", "bokeh_namespace",
+               "api_namespace")
 
 pytestmark = pytest.mark.skipif(not SHARED.is_file(), reason="not a source checkout")
 
@@ -35,6 +36,8 @@ def test_python_reads_the_one_file():
     values = shared()
     assert constants.REPORT_MIME_TYPE == values["report_mime_type"]
     assert constants.REPORT_FORMAT == values["report_format"]
+    assert constants.COMPARE_MIME_TYPE == values["compare_mime_type"]
+    assert constants.COMPARE_FORMAT == values["compare_format"]
     assert constants.ITEM_ENCODING == values["item_encoding"]
     assert constants.BOKEH_NAMESPACE == values["bokeh_namespace"]
     assert list(constants.BOKEH_BUNDLES) == values["bokeh_bundles"]

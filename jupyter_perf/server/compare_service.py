@@ -1,13 +1,14 @@
 """What the REST API does with two runs compared (issue J), as plain functions (no tornado,
 no jupyter_server), for the sidebar's "Compare":
 
-    GET  compare/{a}/{b}              comparison_html: the standalone HTML comparison
+    GET  compare/{a}/{b}              comparison_html: the standalone comparison page
     GET  compare/{a}/{b}?format=json  comparison_json: its summary
     POST compare/{a}/{b}/export       export_comparison: {"path": "rel/x.html"} optional
 
 The work is ``service.comparing.compare`` (noise from the store, the prediction recorded);
-the HTML is ``render/compare.py`` (no script, no network), shown in a sandboxed iframe like a
-report. The handlers are ``CompareHandler`` and ``CompareExportHandler`` in ``handlers.py``.
+the page is ``render/compare.py``'s (the renderer bundle and the payload, no network),
+shown in a sandboxed iframe (scripts allowed, no origin) like a report. The handlers are
+``CompareHandler`` and ``CompareExportHandler`` in ``handlers.py``.
 Failures are ``runs_service.ApiError`` (one line each), as for runs.
 """
 from __future__ import annotations

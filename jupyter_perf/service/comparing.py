@@ -2,8 +2,9 @@
 
     c = jp.compare("20261122-015800-3f9a1c", "20261122-020412-9be201")
     c.summary()              # analysis/compare.py's JSON digest
-    jp.compare_html(c)       # one standalone offline HTML document
-    c                        # as a notebook cell's value: the comparison itself
+    jp.compare_html(c)       # one standalone offline page (the renderer and the payload)
+    c                        # as a notebook cell's value: the comparison itself (the compare
+                             # MIME payload, drawn by the extension; a short static fallback)
 
 The store supplies what two runs alone cannot: the noise (the warm runs of A's code and
 settings among the runs of its cell — same JupyterLab cell id, else label, else source —
@@ -52,14 +53,18 @@ class Comparison(_CoreComparison):
         return self._summary
 
     def html(self) -> str:
-        """The standalone offline HTML document (``jp.compare_html``)."""
+        """The standalone offline page (``jp.compare_html``)."""
         from ..render.compare import comparison_html
         return comparison_html(self.summary())
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        from ..render.compare import comparison_fragment
+        """The compare MIME payload (drawn by the extension's renderer), a short static
+        ``text/html`` for viewers without it, and the sentence as text."""
+        from ..constants import COMPARE_MIME_TYPE
+        from ..render.compare import compare_payload, comparison_fallback
         s = self.summary()
-        return {"text/html": comparison_fragment(s), "text/plain": s["sentence"]}
+        return {COMPARE_MIME_TYPE: compare_payload(s), "text/html": comparison_fallback(s),
+                "text/plain": s["sentence"]}
 
 
 # -- resolving runs --------------------------------------------------------------------------
@@ -159,7 +164,8 @@ def compare(a: Any, b: Any, *, store: RunStore | None = None, record: bool = Tru
 
 
 def compare_html(c: Comparison | _CoreComparison) -> str:
-    """The comparison as one standalone HTML document (no script, no network)."""
+    """The comparison as one standalone offline page: the renderer bundle inlined and the
+    comparison's payload (no network)."""
     from ..render.compare import comparison_html
     return comparison_html(c.summary())
 

@@ -17,9 +17,12 @@ import { ReportView, addViewButtons, viewWidget } from './report';
 
 /**
  * Compare two runs (issue J): the sidebar's two-run selection opens the
- * server's standalone HTML comparison (GET compare/{a}/{b}) in a tab like a
- * report — a sandboxed iframe fed through `srcdoc` — with an Export button
- * that writes it into the Jupyter root (POST compare/{a}/{b}/export).
+ * server's standalone comparison page (GET compare/{a}/{b}: the report
+ * renderer's bundle and the comparison's payload, drawn by
+ * report/compare.ts as every surface draws it) in a tab like a report — a
+ * sandboxed iframe fed through `srcdoc`, scripts allowed, no origin — with an
+ * Export button that writes the same page into the Jupyter root
+ * (POST compare/{a}/{b}/export).
  */
 export namespace CompareCommandIDs {
   export const compare = 'jupyter-perf:compare-runs';

@@ -12,6 +12,10 @@
  * shows an untrusted notebook's static `text/html` fallback instead. The report
  * is drawn into the output itself (no iframe), so it is as tall as its content;
  * the Bokeh views are removed when the output is cleared or drawn again.
+ *
+ * A comparison of two runs (`jp.compare(a, b)` as a cell's value,
+ * `application/vnd.jupyter-perf.compare+json`: docs/compare.md) is drawn by
+ * the same renderer's report/compare.ts, as DOM built from text only.
  */
 
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
@@ -36,6 +40,12 @@ import {
   decodeItem,
   parseReportPayload
 } from './reportpayload';
+
+import {
+  COMPARE_MIME_TYPE,
+  parseComparePayload,
+  renderComparison
+} from './report/compare';
 
 import { decodeData } from './report/decode';
 
@@ -213,4 +223,57 @@ const extension: IRenderMime.IExtension = {
   dataType: 'json'
 };
 
-export default extension;
+/** A comparison of two runs in a notebook output (report/compare.ts). */
+export class CompareRenderer extends Widget implements IRenderMime.IRenderer {
+  constructor(options: IRenderMime.IRendererOptions) {
+    super();
+    this._mimeType = options.mimeType;
+    this.addClass('jp-perf-compare-output');
+  }
+
+  renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    const parsed = parseComparePayload(model.data[this._mimeType]);
+    if ('error' in parsed) {
+      const line = document.createElement('div');
+      line.className = 'jp-perf-report-output-problem';
+      line.textContent = `The jupyter-perf comparison cannot be shown: ${parsed.error}`;
+      const nodes: HTMLElement[] = [line];
+      const plain = model.data['text/plain'];
+      if (typeof plain === 'string' && plain) {
+        const pre = document.createElement('pre');
+        pre.textContent = plain;
+        nodes.push(pre);
+      }
+      this.node.replaceChildren(...nodes);
+      return Promise.resolve();
+    }
+    const summary = parsed.payload.summary;
+    this.node.setAttribute(
+      'aria-label',
+      `jupyter-perf comparison: ${String(summary.a)} → ${String(summary.b)}`
+    );
+    renderComparison(this.node, parsed.payload);
+    return Promise.resolve();
+  }
+
+  private _mimeType: string;
+}
+
+export const compareRendererFactory: IRenderMime.IRendererFactory = {
+  // text only (every user string is textContent), no script, no network
+  safe: true,
+  mimeTypes: [COMPARE_MIME_TYPE],
+  defaultRank: 0,
+  createRenderer: options => new CompareRenderer(options)
+};
+
+const compareExtension: IRenderMime.IExtension = {
+  id: 'jupyter-perf:compare-renderer',
+  description:
+    'Renders jupyter-perf comparisons of two runs in notebook outputs.',
+  rendererFactory: compareRendererFactory,
+  rank: 0,
+  dataType: 'json'
+};
+
+export default [extension, compareExtension];

@@ -1,18 +1,30 @@
-"""render/compare.py: the comparison as HTML (top first, user strings escaped, no script, no
-external resource) and as text; and the ready cell under a report's hints (advice.py)."""
+"""render/compare.py: the comparison's page drawn by the one renderer (report/compare.ts;
+top first, user strings text, no network), its short static fallback for viewers without the
+extension, the notebook's MIME bundle, and the text; and the ready cell under a report's hints
+(advice.py)."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 from compare_synth import cell_run
+from comparetext import DRAWN, SECTIONS_JS, open_comparison
 
 import jupyter_perf as jp
 from jupyter_perf import fmt
+from jupyter_perf.constants import COMPARE_MIME_TYPE
 from jupyter_perf.render.advice import ready_cell, ready_cell_html
-from jupyter_perf.render.compare import comparison_fragment, comparison_html, comparison_text
+from jupyter_perf.render.compare import (
+    compare_payload,
+    comparison_fallback,
+    comparison_html,
+    comparison_text,
+)
 
 HOSTILE = "<img src=x onerror=alert(1)>&\"'"
+ORDER = ["head", "Where the change comes from", "Setup and settings", "Operators", "Stages",
+         "Data volume, stragglers and skew", "How this was compared"]
 
 
 def _pair():
@@ -21,50 +33,97 @@ def _pair():
     return jp.compare(a, b, record=False)
 
 
-def test_the_document_reads_top_first_and_stands_alone():
+@pytest.fixture
+def drawn(jp_browser, tmp_path):
+    """``drawn(summary) -> (page, sections)``: the page opened offline and read."""
+    pages = []
+
+    def _open(summary):
+        page = open_comparison(jp_browser, tmp_path / f"cmp-{len(pages)}.html", summary)
+        pages.append(page)
+        return page, page.evaluate(SECTIONS_JS)
+
+    yield _open
+    for p in pages:
+        p.close()
+
+
+def _lines(sections, title):
+    return [s for s in sections if s["title"] == title][0]["lines"]
+
+
+def test_the_page_is_the_renderer_and_the_payload_offline(drawn):
+    s = _pair().summary()
+    html = comparison_html(s)
+    assert html.startswith("<!DOCTYPE html>") and "<meta charset='utf-8'>" in html
+    payload = re.search(rf'<script type="{re.escape(COMPARE_MIME_TYPE)}">(.*?)</script>', html, re.S)
+    assert json.loads(payload.group(1)) == json.loads(json.dumps(compare_payload(s)))
+    # two scripts: the payload and the renderer (no BokehJS: the comparison draws none);
+    # the sections are drawn in the browser, not written here
+    assert html.count("<script") == 2 and html.count("</script>") == 2
+    assert "Where the change comes from" not in re.sub(r"<script.*?</script>", "", html, flags=re.S)
+    assert not re.search(r"""(src|href)\s*=\s*['"]?(https?:|//)""", html)
+    page, sections = drawn(s)
+    assert page.jp_requests == [] and page.jp_errors == []
+    assert [x["title"] for x in sections] == ORDER            # no prediction: no such section
+    # issue T: the sentence keeps each value on one line (a no-break space before its unit)
+    sentence = page.locator(".jp-cmp-sentence").text_content()
+    assert "\u00a0" in sentence and sentence.replace("\u00a0", " ") == s["sentence"]
+    # the split's rows add up to the measured change, written as the report writes durations
+    total = page.locator("tr.total [data-key='sum_of_parts_ms']")
+    assert abs(float(total.get_attribute("data-value")) - s["wall_delta_ms"]) < 1e-6
+    assert total.text_content().lstrip("+") == fmt.ms(s["wall_delta_ms"])
+    assert page.locator("[data-key='wall_b_ms']").text_content() == fmt.ms(s["wall_b_ms"])
+
+
+def test_user_strings_are_text_everywhere(drawn):
     c = _pair()
     s = c.summary()
     html = comparison_html(s)
-    assert html.startswith("<!DOCTYPE html>") and "<meta charset='utf-8'>" in html
-    # issue T: the sentence keeps each value on one line (a no-break space before its unit)
-    sentence = re.sub(r"(?<=\d) (?=(ms|s|%)\b)", "\u00a0", fmt.esc(s["sentence"]))
-    assert "\u00a0" in sentence and sentence.replace("\u00a0", " ") == fmt.esc(s["sentence"])
-    order = [html.index(x) for x in (sentence, "Where the change comes from",
-                                     "Setup and settings", "Operators", "Stages",
-                                     "Data volume, stragglers and skew", "How this was compared")]
-    assert order == sorted(order)
-    assert "<script" not in html.lower()
-    # nothing to fetch: no src=, href= or url( but the escaped user strings
-    assert not re.search(r"""(src|href)\s*=\s*['"]?(https?:|//)""", html)
-    assert "url(" not in html
-    # the split's rows add up to the measured change, written as the report writes durations
-    assert f"{fmt.ms(s['wall_delta_ms'])}</span>" in html
-
-
-def test_user_strings_are_text_everywhere():
-    s = _pair().summary()
-    for html in (comparison_html(s), comparison_fragment(s)):
-        assert HOSTILE not in html and "<img" not in html
-        assert fmt.esc(HOSTILE) in html                       # the label and the setting
+    assert HOSTILE not in html and "<img" not in html          # the payload is escaped JSON
+    page, sections = drawn(s)
+    text = page.locator(DRAWN).text_content()
+    assert text.count(HOSTILE) >= 3                            # the label, the setting's key, its value
+    assert page.locator("img").count() == 0 and page.jp_dialogs == []
+    assert page.evaluate("() => document.querySelectorAll('.jp-perf-cmp *').length") > 50
+    fallback = comparison_fallback(s)
+    assert HOSTILE not in fallback and "<img" not in fallback
+    assert fmt.esc(HOSTILE) in fallback                          # A's label
     assert HOSTILE in comparison_text(s)                        # plain text: as it is
+    bundle = c._repr_mimebundle_()
+    assert set(bundle) == {COMPARE_MIME_TYPE, "text/html", "text/plain"}
+    assert bundle[COMPARE_MIME_TYPE] == compare_payload(s) and bundle["text/plain"] == s["sentence"]
+    assert "needs the jupyter-perf extension" in bundle["text/html"]
 
 
-def test_changed_settings_are_listed_and_the_setup_always():
+def test_the_fallback_is_short_and_adds_up():
     s = _pair().summary()
-    html = comparison_html(s)
-    assert "<code>spark.sql.shuffle.partitions</code></td><td>200</td><td>8</td>" in html
+    fallback = comparison_fallback(s)
+    assert "Where the change comes from" in fallback and "Operators" not in fallback
+    sentence = re.sub(r"(?<=\d) (?=(ms|s|%)\b)", "\u00a0", fmt.esc(s["sentence"]))
+    assert sentence in fallback
+    total = s["driver_ms"] + sum(s["components"].values()) + s["parallelism_ms"] + s["residual_ms"]
+    assert fmt.ms(total) in fallback and abs(total - s["wall_delta_ms"]) < 1e-6
+    assert "<script" not in fallback.lower()
+
+
+def test_changed_settings_are_listed_and_the_setup_always(drawn):
+    s = _pair().summary()
+    _, sections = drawn(s)
+    lines = _lines(sections, "Setup and settings")
+    assert "spark.sql.shuffle.partitions | 200 | 8" in lines
     for key in ("master", "executors", "cores (slots)", "Spark version"):
-        assert f"<td>{fmt.esc(key)}</td>" in html
+        assert any(line.startswith(f"{key} | ") for line in lines), key
 
 
-def test_predictions_sit_beside_the_measurement():
+def test_predictions_sit_beside_the_measurement(drawn):
     a = cell_run([100] * 8, slots=2)
     b = cell_run([100] * 8, slots=4)
     c = jp.compare(a, b, record=False)
-    html = comparison_html(c.summary())
-    row = re.search(r"<tr><td>slots ×2 \(2 → 4\)</td><td class='num'>([^<]+)</td>"
-                    r"<td class='num'>([^<]+)</td>", html)
-    assert row and row.groups() == (fmt.ms(c.a.whatif(slots_factor=2.0)), fmt.ms(c.b.wall_ms))
+    _, sections = drawn(c.summary())
+    row = [x for x in _lines(sections, "Predicted vs measured") if x.startswith("slots ×2 (2 → 4) |")]
+    assert row and row[0].split(" | ")[1:3] == [fmt.ms(c.a.whatif(slots_factor=2.0)),
+                                               fmt.ms(c.b.wall_ms)]
 
 
 def test_a_hint_with_a_setting_becomes_a_ready_cell_marked_with_the_advised_run():
@@ -111,7 +170,7 @@ def test_a_cell_that_sets_the_setting_itself_gets_the_value_there():
         "spark.conf.set('spark.sql.adaptive.enabled', 'false')", "q.collect()"]
 
 
-def test_it_reads_cleanly_integer_stages_unbroken_values_both_descriptions():
+def test_it_reads_cleanly_integer_stages_unbroken_values_both_descriptions(drawn):
     """Issue T item 5: stage ids as integers, values that never wrap, both sides' descriptions
     of a matched operator, and the prediction row for a setting B changed to another value."""
     s = _pair().summary()
@@ -127,10 +186,12 @@ def test_it_reads_cleanly_integer_stages_unbroken_values_both_descriptions():
         "setting": "spark.sql.shuffle.partitions", "value": "8", "exact": False,
         "advised_value": "4", "advised_predicted_ms": 1234.0, "predicted_ms": None,
         "measured_ms": 999.0, "error": None, "signed_error": None}]
-    html = comparison_fragment(s)
-    assert "A: hashpartitioning(k#1, 200)" in html and "B: hashpartitioning(k#7, 8)" in html
-    assert "white-space:nowrap" in html
-    assert "nothing for this value (1.23\u00a0s for 4)" in html or \
-        f"nothing for this value ({fmt.ms(1234.0)} for 4)" in html
+    page, sections = drawn(s)
+    ops = _lines(sections, "Operators")
+    assert any("A: hashpartitioning(k#1, 200)B: hashpartitioning(k#7, 8)" in x for x in ops)
+    assert page.locator(".jp-perf-cmp td.num").first.evaluate(
+        "el => getComputedStyle(el).whiteSpace") == "nowrap"
+    preds = _lines(sections, "Predicted vs measured")
+    assert f"nothing for this value ({fmt.ms(1234.0)} for 4)" in preds[-1]
     text = comparison_text(s)
     assert "(stage 0 → 0)" in text and "  B: hashpartitioning(k#7, 8)" in text

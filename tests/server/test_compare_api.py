@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 from compare_synth import cell_run, stored
 from test_handlers import API, assert_json_error, fetch_error
 
 from jupyter_perf.atomic import EXPORT_MARKER
+from jupyter_perf.constants import COMPARE_MIME_TYPE
 from jupyter_perf.model import Run
 from jupyter_perf.service.comparing import export_id
 from jupyter_perf.store import accuracy
@@ -29,8 +31,11 @@ async def test_the_comparison_is_html_in_a_sandbox(jp_fetch, pair, perf_home):
     assert "sandbox allow-scripts" in response.headers["Content-Security-Policy"]
     html = response.body.decode()
     assert html.startswith("<!DOCTYPE html>") and a in html and b in html
-    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
-    assert "<code>spark.sql.shuffle.partitions</code></td><td>200</td><td>8</td>" in html
+    # the renderer's page: the label sits in the comparison's payload, escaped (issue Q)
+    assert "<img src=x" not in html and "\\u003cimg src=x onerror=alert(1)\\u003e" in html
+    payload = re.search(rf'<script type="{re.escape(COMPARE_MIME_TYPE)}">(.*?)</script>', html, re.S)
+    summary = json.loads(payload.group(1))["summary"]
+    assert summary["config_diff"]["spark.sql.shuffle.partitions"] == ["200", "8"]
     # the slots prediction it showed is in the store's record
     rows, _ = accuracy.read(str(perf_home))
     assert [(r["a"], r["b"], r["kind"]) for r in rows] == [(a, b, "slots")]

@@ -4,10 +4,12 @@ The notebook tests/ui/notebooks/compare.ipynb runs the same aggregation twice as
 ``%%perfmeasure`` cells, with ``spark.sql.shuffle.partitions`` set to 200 and then to 8
 inside the cell. The test picks both rows with Ctrl+click, checks the bar (the older run is
 A whatever the order of picking; a label with markup shows as text), opens the comparison
-tab (the server's HTML in a sandboxed iframe) and checks that it says what the server's JSON
-summary says: the setting that differs, the task counts, and that with two runs the noise is
-unknown. Then "Export HTML" writes the file, which is opened offline in Chromium, and
-``%perfmeasure compare A B`` shows the same comparison inline under a new cell.
+tab (the server's page in a sandboxed iframe, drawn by the report renderer's
+report/compare.ts from the comparison's payload) and checks that it says what the server's
+JSON summary says: the setting that differs, the walls, and that with two runs the noise is
+unknown. Then "Export HTML" writes the file, which is opened offline in Chromium (the same
+renderer draws it, nothing fetched), and ``%perfmeasure compare A B`` shows the same
+comparison inline under a new cell, drawn by the extension's compare MIME renderer.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 import pytest
 from labhelpers import KERNEL_IDLE_JS, api, lab_fixtures, notebook_js, open_sidebar, require_browser
 
+from jupyter_perf import fmt
 from jupyter_perf.atomic import EXPORT_MARKER
 from jupyter_perf.service.comparing import export_id
 
@@ -23,6 +26,8 @@ require_browser()
 
 NOTEBOOK = Path(__file__).parent / "notebooks" / "compare.ipynb"
 LABELS = ("partitions 200", "partitions <8>")
+#: The root the TypeScript renderer draws a comparison into (labextension/src/report/compare.ts).
+DRAWN = ".jp-perf-cmp[data-jp-compare='drawn']"
 NOTEBOOK_JS = notebook_js("compare.ipynb")
 
 pytestmark = pytest.mark.timeout(900)
@@ -80,10 +85,13 @@ def test_pick_two_runs_compare_and_export(lab, page, browser):
     frame_el.wait_for(state="visible", timeout=180_000)
     assert frame_el.get_attribute("sandbox") == "allow-scripts"
     frame = frame_el.element_handle().content_frame()
-    frame.wait_for_function("() => document.body && document.body.innerText.length > 100",
-                            timeout=60_000)
+    frame.wait_for_selector(DRAWN, timeout=60_000)          # drawn by the TS renderer
     text = frame.evaluate("() => document.body.innerText")
     summary = api(lab, f"compare/{a}/{b}?format=json")
+    for side in ("a", "b"):                                  # its numbers are the summary's
+        wall = frame.locator(f"{DRAWN} [data-key='wall_{side}_ms']")
+        assert float(wall.get_attribute("data-value")) == summary[f"wall_{side}_ms"]
+        assert wall.inner_text() == fmt.ms(summary[f"wall_{side}_ms"])
     assert (summary["a"], summary["b"]) == (a, b)
     assert summary["config_diff"]["spark.sql.shuffle.partitions"] == ["200", "8"]
     assert summary["within_noise"] is None       # two runs: the noise cannot be known
@@ -101,12 +109,13 @@ def test_pick_two_runs_compare_and_export(lab, page, browser):
     exported = lab["root"] / name
     html = exported.read_text(encoding="utf-8")
     assert html.rstrip().endswith(EXPORT_MARKER.format(run_id=export_id(a, b)))
-    offline = browser.new_context(offline=True, java_script_enabled=False)
+    offline = browser.new_context(offline=True)
     try:
         standalone = offline.new_page()
         requests: list[str] = []
         standalone.on("request", lambda r: requests.append(r.url))
         standalone.goto(exported.as_uri())
+        standalone.wait_for_selector(DRAWN, timeout=60_000)    # the renderer, inlined
         shown = standalone.locator("body").inner_text()
         assert summary["sentence"] in shown.replace("\u00a0", " ") and \
             "spark.sql.shuffle.partitions" in shown           # issue T: no-break spaces
@@ -136,6 +145,7 @@ def test_pick_two_runs_compare_and_export(lab, page, browser):
     output = cell.locator(".jp-OutputArea-output").first
     cell.evaluate("c => c.scrollIntoView({block: 'end'})")
     output.wait_for(state="visible", timeout=120_000)
+    output.locator(DRAWN).wait_for(timeout=60_000)           # the compare MIME renderer
     shown = output.inner_text()
     assert summary["sentence"] in shown.replace("\u00a0", " ") and \
             "spark.sql.shuffle.partitions" in shown           # issue T: no-break spaces

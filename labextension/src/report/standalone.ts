@@ -4,8 +4,15 @@
  * JupyterLab: the standalone export and nbconvert's HTML. BokehJS is on the
  * page already (inlined). Each report is a `<script type=
  * "application/vnd.jupyter-perf.report+json">` holding the MIME payload,
- * drawn into the element right before it.
+ * drawn into the element right before it. A comparison of two runs is a
+ * `<script type="application/vnd.jupyter-perf.compare+json">` the same way
+ * (report/compare.ts; it needs no BokehJS).
  */
+import {
+  COMPARE_MIME_TYPE,
+  parseComparePayload,
+  renderComparison
+} from './compare';
 import { decodeData } from './decode';
 import { renderReport } from './render';
 import { IBokehApi } from './types';
@@ -36,16 +43,54 @@ async function drawOne(script: HTMLScriptElement): Promise<void> {
   }
 }
 
+/** A comparison: drawn into the element right before its payload. */
+function drawComparison(script: HTMLScriptElement): Promise<void> {
+  const target = script.previousElementSibling as HTMLElement | null;
+  if (!target || script.dataset.jpDrawn) {
+    return Promise.resolve();
+  }
+  script.dataset.jpDrawn = '1';
+  try {
+    const parsed = parseComparePayload(JSON.parse(script.textContent || '{}'));
+    if ('error' in parsed) {
+      throw new Error(parsed.error);
+    }
+    renderComparison(target, parsed.payload);
+  } catch (reason) {
+    const line = document.createElement('div');
+    line.className = 'jp-perf-warn';
+    line.textContent = `The jupyter-perf comparison cannot be shown: ${
+      reason instanceof Error ? reason.message : String(reason)
+    }`;
+    target.replaceChildren(line);
+    target.dataset.jpError = line.textContent;
+  }
+  return Promise.resolve();
+}
+
 export function drawAll(doc: Document = document): Promise<void[]> {
   const scripts = Array.from(
     doc.querySelectorAll<HTMLScriptElement>(
       `script[type="${REPORT_MIME_TYPE}"]`
     )
   );
-  return Promise.all(scripts.map(drawOne));
+  const comparisons = Array.from(
+    doc.querySelectorAll<HTMLScriptElement>(
+      `script[type="${COMPARE_MIME_TYPE}"]`
+    )
+  );
+  return Promise.all([
+    ...scripts.map(drawOne),
+    ...comparisons.map(drawComparison)
+  ]);
 }
 
-(window as any).JupyterPerfReport = { drawAll, renderReport, decodeData };
+(window as any).JupyterPerfReport = {
+  drawAll,
+  renderReport,
+  renderComparison,
+  decodeData
+};
 if (document.readyState === 'loading') {
   document.addEventListener('DOMContentLoaded', () => void drawAll());
 } else {

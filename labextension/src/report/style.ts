@@ -65,3 +65,36 @@ export function addStyles(
 export function addBaseStyles(doc: Document = document): void {
   addStyles('base', BASE, doc);
 }
+
+/**
+ * The comparison of two runs (report/compare.ts), scoped to `.jp-perf-cmp`;
+ * `color: inherit` so it reads on a dark JupyterLab theme too.
+ */
+export const COMPARE_CSS = `
+.jp-perf-cmp { font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif; font-size:13px;
+  line-height:1.45; color:inherit; max-width:1100px }
+.jp-perf-cmp h2 { font-size:15px; margin:14px 0 4px }
+.jp-perf-cmp .jp-cmp-head { font-size:15px }
+.jp-perf-cmp .jp-cmp-sentence { font-size:17px; font-weight:600; margin:6px 0 }
+.jp-perf-cmp .muted { opacity:.7; font-size:11px }
+.jp-perf-cmp table { border-collapse:collapse; margin:2px 0 6px }
+.jp-perf-cmp td, .jp-perf-cmp th { padding:2px 10px 2px 0; text-align:left; vertical-align:top }
+.jp-perf-cmp th { font-weight:600; border-bottom:1px solid rgba(128,128,128,.5) }
+.jp-perf-cmp td.num, .jp-perf-cmp th.num { text-align:right; font-variant-numeric:tabular-nums;
+  white-space:nowrap }
+.jp-perf-cmp .nw { white-space:nowrap }
+.jp-perf-cmp tr.total td { border-top:1px solid rgba(128,128,128,.5); font-weight:600 }
+.jp-perf-cmp .bar { display:inline-block; height:10px; vertical-align:middle }
+.jp-perf-cmp .bar.est { opacity:.55; background-image:repeating-linear-gradient(45deg,
+  transparent 0 3px, rgba(255,255,255,.6) 3px 5px) }
+.jp-perf-cmp .track { display:inline-block; width:220px; position:relative; height:10px }
+.jp-perf-cmp .track .mid { position:absolute; left:110px; top:-2px; height:14px;
+  border-left:1px solid rgba(128,128,128,.7) }
+.jp-perf-cmp .slower { color:#b03a2e } .jp-perf-cmp .faster { color:#1e7b34 }
+.jp-perf-cmp .warn { color:#8a4b00 }
+.jp-perf-cmp code { font-size:12px }
+`;
+
+export function addCompareStyles(doc: Document = document): void {
+  addStyles('compare', COMPARE_CSS, doc);
+}

@@ -293,3 +293,46 @@ def test_profile_memory_and_history_after_hundreds_of_queries(spark):
     h = jp.history(label)
     assert h["run_id"].tolist() == [r.run_id for r in runs]
     assert h["warm"].tolist() == [False, True]
+
+
+def test_a_window_marks_the_sql_list_where_the_rest_api_ends_it(spark):
+    """Q: a window takes its SQL mark (where Spark's execution list ends when the cell starts)
+    from the session's SQL status store in the JVM, not with an HTTP request before the cell's
+    code: the same length and last id as the REST list, here in a session past its
+    ``spark.sql.ui.retainedExecutions`` (older executions evicted, so length != last id + 1)."""
+    from jupyter_perf.collect.rest import SparkRest
+    from jupyter_perf.collect.sql import mark_sql
+    from jupyter_perf.collect.window import ClassicWindow
+
+    small_queries(spark, max(5, 260 - len(listed(spark))))    # past the 250 kept
+    kept = listed(spark)
+    window = ClassicWindow(spark)
+    mark = window._sql_mark_from_store()
+    assert mark.count == len(kept) and mark.last_id == max(e["id"] for e in kept)
+    assert mark.last_id + 1 > mark.count            # evicted: the ids run past the length
+    sc = spark.sparkContext
+    assert mark == mark_sql(SparkRest(sc.uiWebUrl, sc.applicationId))
+
+
+def test_the_session_settings_read_at_each_cell_end_follow_every_change(spark):
+    """Q: the settings a window records at the cell's end (sessionconf.py) are re-read only
+    when the session's explicit settings changed (their map's size and hash): after every
+    change (set, set again, unset) the read equals a read without that shortcut."""
+    from jupyter_perf.collect import sessionconf
+
+    def fresh() -> dict:
+        sessionconf._SEEN.clear()
+        return sessionconf.session_conf(spark)
+
+    key = "spark.sql.shuffle.partitions"
+    before = fresh()
+    for value in ("7", "9", "9", "11", None, "13"):
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+        seen = sessionconf.session_conf(spark)
+        assert seen.get(key) == value and seen == fresh()
+        assert sessionconf.session_conf(spark) == seen          # unchanged: the shortcut
+    spark.conf.set(key, before[key])         # as the session started (its start-up value)
+    assert sessionconf.session_conf(spark) == before

@@ -21,7 +21,6 @@ import json
 import os
 import statistics
 import sys
-import time
 
 from jupyter_client.manager import start_new_kernel
 

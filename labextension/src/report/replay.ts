@@ -287,6 +287,29 @@ type Splits = [number, Set<number>][] | null;
 /** Stage codes marked as a barrier's parents (cleared after each use). */
 let PARENT_MARK = new Uint8Array(256);
 
+/** PARENT_MARK with 1 at each parent stage's index (grown to hold them). */
+function markParents(parents: Set<number>): Uint8Array {
+  let top = 0;
+  for (const c of parents) {
+    top = Math.max(top, c + 1);
+  }
+  if (PARENT_MARK.length < top) {
+    PARENT_MARK = new Uint8Array(2 * top);
+  }
+  const mark = PARENT_MARK;
+  for (const c of parents) {
+    mark[c] = 1;
+  }
+  return mark;
+}
+
+/** markParents undone (the mark is shared scratch). */
+function clearParents(mark: Uint8Array, parents: Set<number>): void {
+  for (const c of parents) {
+    mark[c] = 0;
+  }
+}
+
 /**
  * The finish of the latest parent task before a DAG barrier at `pos`
  * (`loc`: group-relative starts; durations below zero count as zero).
@@ -299,18 +322,8 @@ function barrierReady(
   pos: number,
   parents: Set<number>
 ): number {
-  let top = 0;
-  for (const c of parents) {
-    top = Math.max(top, c + 1);
-  }
-  if (PARENT_MARK.length < top) {
-    PARENT_MARK = new Uint8Array(2 * top);
-  }
-  const mark = PARENT_MARK,
+  const mark = markParents(parents),
     size = mark.length;
-  for (const c of parents) {
-    mark[c] = 1;
-  }
   let ready = -Infinity;
   const stage = D.stage;
   for (let p = 0; p < pos; p++) {
@@ -323,9 +336,7 @@ function barrierReady(
       }
     }
   }
-  for (const c of parents) {
-    mark[c] = 0;
-  }
+  clearParents(mark, parents);
   return ready;
 }
 
@@ -706,18 +717,8 @@ function barrierFinish(
   pos: number,
   parents: Set<number>
 ): number {
-  let top = 0;
-  for (const c of parents) {
-    top = Math.max(top, c + 1);
-  }
-  if (PARENT_MARK.length < top) {
-    PARENT_MARK = new Uint8Array(2 * top);
-  }
-  const mark = PARENT_MARK,
+  const mark = markParents(parents),
     size = mark.length;
-  for (const c of parents) {
-    mark[c] = 1;
-  }
   let ready = -Infinity;
   const stage = D.stage;
   for (let p = 0; p < pos; p++) {
@@ -726,9 +727,7 @@ function barrierFinish(
       ready = fin[p];
     }
   }
-  for (const c of parents) {
-    mark[c] = 0;
-  }
+  clearParents(mark, parents);
   return ready;
 }
 

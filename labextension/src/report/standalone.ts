@@ -18,6 +18,17 @@ import { renderReport } from './render';
 import { IBokehApi } from './types';
 import { REPORT_MIME_TYPE } from '../reportpayload';
 
+/** The one line a page shows where a report or comparison cannot be drawn. */
+function showProblem(target: HTMLElement, what: string, reason: unknown): void {
+  const line = document.createElement('div');
+  line.className = 'jp-perf-warn';
+  line.textContent = `The jupyter-perf ${what} cannot be shown: ${
+    reason instanceof Error ? reason.message : String(reason)
+  }`;
+  target.replaceChildren(line);
+  target.dataset.jpError = line.textContent;
+}
+
 async function drawOne(script: HTMLScriptElement): Promise<void> {
   const target = script.previousElementSibling as HTMLElement | null;
   if (!target || script.dataset.jpDrawn) {
@@ -33,13 +44,7 @@ async function drawOne(script: HTMLScriptElement): Promise<void> {
     const data = await decodeData(payload.data);
     renderReport(target, data, bokeh);
   } catch (reason) {
-    const line = document.createElement('div');
-    line.className = 'jp-perf-warn';
-    line.textContent = `The jupyter-perf report cannot be shown: ${
-      reason instanceof Error ? reason.message : String(reason)
-    }`;
-    target.replaceChildren(line);
-    target.dataset.jpError = line.textContent;
+    showProblem(target, 'report', reason);
   }
 }
 
@@ -57,13 +62,7 @@ function drawComparison(script: HTMLScriptElement): Promise<void> {
     }
     renderComparison(target, parsed.payload);
   } catch (reason) {
-    const line = document.createElement('div');
-    line.className = 'jp-perf-warn';
-    line.textContent = `The jupyter-perf comparison cannot be shown: ${
-      reason instanceof Error ? reason.message : String(reason)
-    }`;
-    target.replaceChildren(line);
-    target.dataset.jpError = line.textContent;
+    showProblem(target, 'comparison', reason);
   }
   return Promise.resolve();
 }

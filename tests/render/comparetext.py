@@ -12,6 +12,8 @@ this same function from the Python HTML before the renderer replaced it
 """
 from __future__ import annotations
 
+from viewhelpers import open_offline
+
 SECTIONS_JS = """() => {
   const norm = (t) => t.replace(/[ \\t\\n\\r]+/g, ' ').trim();
   const bar = (row) => {
@@ -62,7 +64,6 @@ def parse(text: str) -> list[dict]:
     return sections
 
 
-LOCAL = ("file:", "data:", "blob:", "about:")
 DRAWN = ".jp-perf-cmp[data-jp-compare='drawn']"
 
 
@@ -73,22 +74,4 @@ def open_comparison(browser, path, summary: dict, width: int = 1100):
     from jupyter_perf.render.compare import comparison_html
 
     path.write_text(comparison_html(summary), encoding="utf-8")
-    page = browser.new_page(viewport={"width": width, "height": 900})
-    page.jp_requests, page.jp_errors, page.jp_dialogs = [], [], []
-    page.on("console", lambda m: m.type == "error" and page.jp_errors.append(m.text))
-    page.on("pageerror", lambda e: page.jp_errors.append(str(e)))
-
-    def dialog(d):
-        page.jp_dialogs.append(d.message)
-        d.dismiss()
-    page.on("dialog", dialog)
-
-    def route(r):
-        if r.request.url.startswith(LOCAL):
-            return r.continue_()
-        page.jp_requests.append(r.request.url)
-        return r.abort()
-    page.route("**/*", route)
-    page.goto(path.as_uri())
-    page.wait_for_selector(DRAWN, timeout=60_000)
-    return page
+    return open_offline(browser, path, DRAWN, width)

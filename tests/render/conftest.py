@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 
 import pytest
-from viewhelpers import show_tab
+from viewhelpers import open_offline, show_tab
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--disable-gpu"]
-LOCAL = ("file:", "data:", "blob:", "about:")
 
 
 @pytest.fixture(scope="module")
@@ -42,19 +41,7 @@ def open_report(jp_browser, tmp_path):
     def _open(obj, tab: str | None = None, width: int = 1100):
         path = tmp_path / f"report-{len(pages)}.html"
         path.write_text(report_page(report_payload(obj)), encoding="utf-8")
-        page = jp_browser.new_page(viewport={"width": width, "height": 900})
-        page.jp_requests, page.jp_errors = [], []
-        page.on("console", lambda m: m.type == "error" and page.jp_errors.append(m.text))
-        page.on("pageerror", lambda e: page.jp_errors.append(str(e)))
-
-        def route(r):
-            if r.request.url.startswith(LOCAL):
-                return r.continue_()
-            page.jp_requests.append(r.request.url)
-            return r.abort()
-        page.route("**/*", route)
-        page.goto(path.as_uri())
-        page.wait_for_selector(".jp-perf-report[data-jp-ready='1']", timeout=60_000)
+        page = open_offline(jp_browser, path, ".jp-perf-report[data-jp-ready='1']", width)
         if tab:
             show_tab(page, tab)
         pages.append(page)

@@ -496,12 +496,25 @@ function simulateSorted(
       // a DAG barrier: every slot free before the parents' last finish waits for it
       const [pos, parents] = splits![sg];
       const ready = barrierReady(D, d, lo, loc!, pos, parents);
-      for (let j = head, end = head + k; j < end && T[j] < ready; j++) {
-        T[j] = ready;
-      }
+      holdUntil(T, head, k, ready);
     }
   }
   return nT ? T[head + k - 1] : 0.0;
+}
+
+/**
+ * A DAG barrier on a sorted run of `k` free times from `head`: every slot
+ * free before `ready` (the parents' last finish) waits for it.
+ */
+function holdUntil(
+  T: Float64Array,
+  head: number,
+  k: number,
+  ready: number
+): void {
+  for (let j = head, end = head + k; j < end && T[j] < ready; j++) {
+    T[j] = ready;
+  }
 }
 
 /** simulateSorted with each task's start and slot. */
@@ -701,9 +714,7 @@ function simulateScenario(
     if (sg < nSeg - 1) {
       const [pos, parents] = splits![sg];
       const ready = barrierFinish(D, fin, lo, pos, parents);
-      for (let j = head, end = head + k; j < end && T[j] < ready; j++) {
-        T[j] = ready;
-      }
+      holdUntil(T, head, k, ready);
     }
   }
   return nT ? T[head + k - 1] : 0.0;

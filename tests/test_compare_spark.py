@@ -109,6 +109,33 @@ def test_shuffle_partitions_200_vs_8(shell, spark_local):
     assert shown["config_diff"]["spark.sql.shuffle.partitions"] == ["200", "8"]
 
 
+def test_a_setting_left_at_its_default_compares_as_the_default(shell):
+    """A cell run with spark.sql.shuffle.partitions unset, then set to 8 outside the cell: the
+    first run recorded Spark's default as the session answered it (not as a setting), so the
+    diff reads "200 (default) → 8" and the first run's own conf does not claim it."""
+    def settings(code: str) -> None:
+        result, cap = run_cell(shell, code)
+        assert result.error_in_exec is None, cap.stderr
+
+    settings('spark.conf.set("spark.sql.adaptive.enabled", "false")\n'
+             'spark.conf.unset("spark.sql.shuffle.partitions")')
+    cell = ("%%perfmeasure --label defaults\n"
+            "spark.range(0, 300_000, 1, 4).selectExpr(\"id % 100 AS k\").groupBy(\"k\")"
+            ".count().collect()\n")
+    a, _ = _measure(shell, cell)
+    settings('spark.conf.set("spark.sql.shuffle.partitions", "8")')
+    b, _ = _measure(shell, cell)
+    settings('spark.conf.unset("spark.sql.shuffle.partitions")')
+    assert "spark.sql.shuffle.partitions" not in a.extra["spark_conf"]
+    assert a.extra["spark_defaults"]["spark.sql.shuffle.partitions"] == "200"
+    assert "spark.sql.shuffle.partitions" not in b.extra["spark_defaults"]
+    assert "spark.sql.adaptive.enabled" not in a.extra["spark_defaults"]   # set: not a default
+    s = jp.compare(a.run_id, b.run_id).summary()
+    assert s["config_diff"]["spark.sql.shuffle.partitions"] == ["200 (default)", "8"]
+    # the stored run keeps them (the comparison above read both back from the store)
+    assert default_store().load(a.run_id).extra["spark_defaults"] == a.extra["spark_defaults"]
+
+
 def _page_summary(html: str) -> dict:
     """The summary in a comparison page's payload (the renderer draws the page from it)."""
     import json

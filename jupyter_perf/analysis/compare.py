@@ -124,9 +124,30 @@ def config_key(run) -> tuple:
     return tuple(sorted(config_of(run).items()))
 
 
+#: After a value nobody set in the session: Spark's default there, recorded at the cell's end
+#: (``run.extra["spark_defaults"]``, collect/sessionconf.py).
+DEFAULT_NOTE = "(default)"
+
+
+def defaults_of(run) -> dict[str, str]:
+    """The watched settings' defaults recorded with the run (none for older runs)."""
+    d = (getattr(run, "extra", None) or {}).get("spark_defaults") or {}
+    return {str(k): str(v) for k, v in d.items()} if isinstance(d, dict) else {}
+
+
 def config_diff(a_run, b_run) -> dict[str, list]:
+    """``{setting: [A's value, B's value]}`` of what differs; a side that did not set it shows
+    its recorded default ("200 (default)"), else None (not set, default unknown)."""
     ca, cb = config_of(a_run), config_of(b_run)
-    return {k: [ca.get(k), cb.get(k)] for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)}
+    da, db = defaults_of(a_run), defaults_of(b_run)
+
+    def shown(conf: dict, defaults: dict, k: str) -> str | None:
+        if k in conf:
+            return conf[k]
+        return f"{defaults[k]} {DEFAULT_NOTE}" if k in defaults else None
+
+    return {k: [shown(ca, da, k), shown(cb, db, k)] for k in sorted(set(ca) | set(cb))
+            if ca.get(k) != cb.get(k)}
 
 
 def setup_of(a_run, b_run) -> dict[str, list]:

@@ -113,13 +113,22 @@ def _property(run: Any, key: str) -> str | None:
     return None
 
 
+def _recorded_default(run: Any, key: str) -> str | None:
+    """Spark's default of ``key`` as the session answered it at the cell's end
+    (``run.extra["spark_defaults"]``: collect/sessionconf.py's watched settings)."""
+    d = (getattr(run, "extra", None) or {}).get("spark_defaults") or {}
+    return str(d[key]) if isinstance(d, dict) and d.get(key) not in (None, "") else None
+
+
 def effective(run: Any, key: str) -> str | None:
     """The value ``key`` had in the run: the session's, else the application's (event log,
-    History Server), else Spark's default for its version."""
+    History Server), else Spark's default for its version (:data:`DEFAULTS`, written as the
+    advice writes it), else as the session answered it."""
     conf = spark_conf(run)
     if key in conf and "redacted" not in conf[key].lower():
         return conf[key]
-    return _property(run, key) or default_value(key, getattr(run, "spark_version", ""))
+    return (_property(run, key) or default_value(key, getattr(run, "spark_version", ""))
+            or _recorded_default(run, key))
 
 
 def as_bytes(value: Any, key: str = "") -> float | None:

@@ -297,8 +297,9 @@ class ClassicWindow:
         run.status, run.error = status, error
         self._stop_profiler()         # the window's samples, not the collection's
         # the session's SQL settings as the cell left them (compare's config diff, issue J)
-        self._safely("read the session's settings", lambda: run.extra.__setitem__(
-            "spark_conf", with_session_conf(run.extra.get("spark_conf"), self.spark)))
+        self._safely("read the session's settings", lambda: run.extra.update(zip(
+            ("spark_conf", "spark_defaults"),
+            with_session_conf(run.extra.get("spark_conf"), self.spark))))
         if self.host_cpu is not None:
             run.host_cpu = pd.DataFrame(self.host_cpu.stop())
             if self.host_cpu.error:

@@ -243,6 +243,7 @@ class Sealed:
 
     end_ms: float
     conf: dict[str, str] | None = None
+    defaults: dict[str, str] | None = None
     listeners: HeldListeners | None = None
     sampler: Any = None
 
@@ -250,6 +251,7 @@ class Sealed:
         run.end_ms = self.end_ms
         if self.conf is not None:
             run.extra["spark_conf"] = self.conf
+            run.extra["spark_defaults"] = self.defaults or {}
 
     def hold(self) -> None:
         if self.listeners is not None:
@@ -287,7 +289,8 @@ def seal(window) -> Sealed:
         window.sampler.end_loop()            # no sample after this one (joined by the finish)
         sealed.sampler = window.sampler
     try:
-        sealed.conf = with_session_conf(run.extra.get("spark_conf"), window.spark)
+        sealed.conf, sealed.defaults = with_session_conf(run.extra.get("spark_conf"),
+                                                         window.spark)
     except Exception:
         sealed.conf = None                   # the finish reads (and reports) it
     if window.listeners is not None and not isinstance(window.listeners, HeldListeners):

@@ -40,6 +40,23 @@ def test_effective_value_is_the_sessions_else_the_versions_default():
     assert changes(run, "spark.sql.adaptive.enabled", "true")
 
 
+def test_a_default_the_session_answered_fills_in_where_the_table_has_none():
+    """``run.extra["spark_defaults"]`` (collect/sessionconf.py): the session's own answer for a
+    watched setting nobody set; used where the version's table says nothing, never called
+    "set in the session"."""
+    from jupyter_perf.analysis.hints import effective_text
+
+    run = make_run([task(0, 100)])
+    run.spark_version = "3.3.0"
+    key = "spark.sql.execution.pythonUDF.arrow.enabled"
+    assert default_value(key, "3.3.0") is None and effective(run, key) is None
+    run.extra["spark_defaults"] = {key: "false", "spark.sql.adaptive.enabled": "surprise"}
+    assert effective(run, key) == "false" and not changes(run, key, "false")
+    assert effective_text(run, key) == "false (Spark 3.3.0's default)"
+    # the version's table still wins where it has the setting (advice reads as before)
+    assert effective(run, "spark.sql.adaptive.enabled") == "true"
+
+
 def test_values_compare_by_meaning():
     assert same_value("spark.sql.autoBroadcastJoinThreshold", "10MB", "10485760")
     assert same_value("spark.sql.autoBroadcastJoinThreshold", "10MB", "10m")

@@ -91,6 +91,18 @@ def test_config_diff_lists_only_what_differs_and_ignores_session_ids():
     assert config_diff(a, b) == {"spark.sql.shuffle.partitions": ["200", "8"]}
 
 
+def test_config_diff_shows_a_recorded_default_where_a_run_did_not_set_the_setting():
+    a, b = _run([10]), _run([10])
+    a.extra["spark_conf"] = {"spark.executor.memory": "1g"}
+    a.extra["spark_defaults"] = {"spark.sql.shuffle.partitions": "200"}
+    b.extra["spark_conf"] = {"spark.executor.memory": "1g", "spark.sql.shuffle.partitions": "8",
+                             "spark.sql.adaptive.enabled": "false"}
+    b.extra["spark_defaults"] = {}
+    assert config_diff(a, b) == {"spark.sql.adaptive.enabled": [None, "false"],
+                                 "spark.sql.shuffle.partitions": ["200 (default)", "8"]}
+    assert config_diff(b, a)["spark.sql.shuffle.partitions"] == ["8", "200 (default)"]
+
+
 def test_a_run_compared_with_itself_changes_nothing():
     a = analyze(_run([100, 50, 70]))
     c = compare(a, a).summary()

@@ -334,5 +334,8 @@ def test_the_session_settings_read_at_each_cell_end_follow_every_change(spark):
         seen = sessionconf.session_conf(spark)
         assert seen.get(key) == value and seen == fresh()
         assert sessionconf.session_conf(spark) == seen          # unchanged: the shortcut
+        # unset, the watched setting's default is recorded apart, as Spark answers it
+        defaults = sessionconf.session_settings(spark)[1]
+        assert defaults.get(key) == (None if value is not None else "200"), defaults
     spark.conf.set(key, before[key])         # as the session started (its start-up value)
     assert sessionconf.session_conf(spark) == before

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 
 import nbformat
@@ -71,7 +72,11 @@ def test_stragglers_notebook(tmp_path, jp_home):
     nb = execute("stragglers.ipynb", tmp_path, jp_home)
     assert len(_report_frames(nb)) == 2                      # one report per measured cell
     table = "".join(o.get("data", {}).get("text/plain", "") for o in nb.cells[4].outputs)
-    assert "data_skew" in table or "straggler" in table, table
+    # the hot key's task is flagged, as data skew (it read far more than the others): the
+    # table has rows and one says True under data_skew (the header alone names "data_skew",
+    # so the name in the text says nothing: an empty table has it too)
+    assert table and "Empty DataFrame" not in table, table
+    assert re.search(r"\bTrue\b", table), table
     gc_text = "".join(o.get("text", "") for o in nb.cells[7].outputs)
     assert "JVM GC:" in gc_text and "without GC" in gc_text
     report = (tmp_path / "stragglers-report.html").read_text()

@@ -52,11 +52,14 @@ def test_display_reaches_every_stage_and_ends_at_100_percent(spark_local):
 
 def test_ten_thousand_tasks_give_a_bounded_number_of_updates(spark_local):
     live = LiveDisplay("html")
-    window = ClassicWindow(spark_local, on_progress=live.update).start()
     t0 = time.monotonic()
+    window = ClassicWindow(spark_local, on_progress=live.update).start()
     assert spark_local.range(0, 10_000, 1, 10_000).count() == 10_000
-    elapsed = time.monotonic() - t0
     run = window.finish()
+    # the poller runs from start() until finish() stops it, after Spark's listener bus has
+    # drained the job's 10,000 task events (a backlog a busy host can stretch, while the
+    # display still updates): the time it may update in is all of that, not the job alone
+    elapsed = time.monotonic() - t0
     assert run.tasks.groupby("stage_id").size().max() == 10_000
     # at most 2 updates a second, whatever the number of task events
     assert live.updates <= 2 * elapsed + 3, (live.updates, elapsed)

@@ -41,6 +41,7 @@ import pandas as pd
 
 from .. import fmt
 from .components import BY_KEY, KEYS
+from .hints import recorded_defaults
 from .series import Noise, learn
 
 #: Settings that differ between any two sessions and say nothing about performance.
@@ -129,17 +130,11 @@ def config_key(run) -> tuple:
 DEFAULT_NOTE = "(default)"
 
 
-def defaults_of(run) -> dict[str, str]:
-    """The watched settings' defaults recorded with the run (none for older runs)."""
-    d = (getattr(run, "extra", None) or {}).get("spark_defaults") or {}
-    return {str(k): str(v) for k, v in d.items()} if isinstance(d, dict) else {}
-
-
 def config_diff(a_run, b_run) -> dict[str, list]:
     """``{setting: [A's value, B's value]}`` of what differs; a side that did not set it shows
     its recorded default ("200 (default)"), else None (not set, default unknown)."""
     ca, cb = config_of(a_run), config_of(b_run)
-    da, db = defaults_of(a_run), defaults_of(b_run)
+    da, db = recorded_defaults(a_run), recorded_defaults(b_run)
 
     def shown(conf: dict, defaults: dict, k: str) -> str | None:
         if k in conf:

@@ -113,11 +113,13 @@ def _property(run: Any, key: str) -> str | None:
     return None
 
 
-def _recorded_default(run: Any, key: str) -> str | None:
-    """Spark's default of ``key`` as the session answered it at the cell's end
-    (``run.extra["spark_defaults"]``: collect/sessionconf.py's watched settings)."""
+def recorded_defaults(run: Any) -> dict[str, str]:
+    """Spark's defaults of the watched settings nobody set, as the session answered them at
+    the cell's end (``run.extra["spark_defaults"]``, collect/sessionconf.py; none for older
+    runs and other sources)."""
     d = (getattr(run, "extra", None) or {}).get("spark_defaults") or {}
-    return str(d[key]) if isinstance(d, dict) and d.get(key) not in (None, "") else None
+    return {str(k): str(v) for k, v in d.items() if v not in (None, "")} \
+        if isinstance(d, dict) else {}
 
 
 def effective(run: Any, key: str) -> str | None:
@@ -128,7 +130,7 @@ def effective(run: Any, key: str) -> str | None:
     if key in conf and "redacted" not in conf[key].lower():
         return conf[key]
     return (_property(run, key) or default_value(key, getattr(run, "spark_version", ""))
-            or _recorded_default(run, key))
+            or recorded_defaults(run).get(key))
 
 
 def as_bytes(value: Any, key: str = "") -> float | None:

@@ -103,11 +103,6 @@ def session_settings(spark: Any) -> tuple[dict[str, str], dict[str, str]]:
     return explicit, defaults
 
 
-def session_conf(spark: Any) -> dict[str, str]:
-    """The settings explicitly set in ``spark``'s session now."""
-    return session_settings(spark)[0]
-
-
 def with_session_conf(start_conf: Mapping[str, str] | None, spark: Any,
                       ) -> tuple[dict[str, str], dict[str, str]]:
     """(the start-up conf with the session's settings laid over it, the watched settings'

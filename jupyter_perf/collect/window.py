@@ -189,6 +189,12 @@ class ClassicWindow:
                 return not_sampled(f"py-spy failed ({one_line(exc)})")
         return not_sampled(self._python_why) if self._python_why else None
 
+    def _record_settings(self) -> None:
+        """The session's settings and the watched defaults, as the cell left them."""
+        run = self.run
+        run.extra["spark_conf"], run.extra["spark_defaults"] = with_session_conf(
+            run.extra.get("spark_conf"), self.spark)
+
     def _stop_profiler(self) -> None:
         profiler, self.profiler = self.profiler, None
         python = self._stop_python_profiler()
@@ -297,9 +303,7 @@ class ClassicWindow:
         run.status, run.error = status, error
         self._stop_profiler()         # the window's samples, not the collection's
         # the session's SQL settings as the cell left them (compare's config diff, issue J)
-        self._safely("read the session's settings", lambda: run.extra.update(zip(
-            ("spark_conf", "spark_defaults"),
-            with_session_conf(run.extra.get("spark_conf"), self.spark))))
+        self._safely("read the session's settings", self._record_settings)
         if self.host_cpu is not None:
             run.host_cpu = pd.DataFrame(self.host_cpu.stop())
             if self.host_cpu.error:

@@ -322,7 +322,7 @@ def test_the_session_settings_read_at_each_cell_end_follow_every_change(spark):
 
     def fresh() -> dict:
         sessionconf._SEEN.clear()
-        return sessionconf.session_conf(spark)
+        return sessionconf.session_settings(spark)[0]
 
     key = "spark.sql.shuffle.partitions"
     before = fresh()
@@ -331,11 +331,11 @@ def test_the_session_settings_read_at_each_cell_end_follow_every_change(spark):
             spark.conf.unset(key)
         else:
             spark.conf.set(key, value)
-        seen = sessionconf.session_conf(spark)
+        seen = sessionconf.session_settings(spark)[0]
         assert seen.get(key) == value and seen == fresh()
-        assert sessionconf.session_conf(spark) == seen          # unchanged: the shortcut
+        assert sessionconf.session_settings(spark)[0] == seen          # unchanged: the shortcut
         # unset, the watched setting's default is recorded apart, as Spark answers it
         defaults = sessionconf.session_settings(spark)[1]
         assert defaults.get(key) == (None if value is not None else "200"), defaults
     spark.conf.set(key, before[key])         # as the session started (its start-up value)
-    assert sessionconf.session_conf(spark) == before
+    assert sessionconf.session_settings(spark)[0] == before

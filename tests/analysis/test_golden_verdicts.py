@@ -27,6 +27,7 @@ from jupyter_perf.analysis.hints import (
     same_value,
     version_tuple,
 )
+from jupyter_perf.analysis.stragglers import SKEW_MATTERS
 from jupyter_perf.analysis.verdict import HEADLINE_MAX, MAX_BULLETS
 
 pytestmark = [pytest.mark.spark4]
@@ -169,7 +170,16 @@ def test_data_skew_from_bytes_not_the_clock(quiet):
     for name in ("uniform_aggregate", "cached_reread", "python_udf", "parquet_scan", "tpch_q1"):
         a = quiet[name]
         s = a.summary()
-        assert s["stragglers"]["data_skew_count"] == 0 and not a.skewed_stages, s["verdict"]
+        assert not a.skewed_stages, s["verdict"]
+        # A task with >= 1.5x its stage's median bytes that ran >= 20 ms longer stays in the
+        # table as data skew, unflagged where its stage's skewed time is a sliver of the run
+        # (docs/verdicts.md): TPC-H Q1's small shuffles read 0, 414, 429 and 646 bytes, and a
+        # busy landing host ran the 646-byte task 20 ms over the median once. Such a row is
+        # never a hot key: its stage costs under SKEW_MATTERS of the run's task time.
+        rows = a.stragglers[a.stragglers["kind"] == "data_skew"] if len(a.stragglers) else []
+        total = float(a.run.tasks["duration_ms"].sum())
+        for _, r in (rows.iterrows() if len(rows) else ()):
+            assert r["duration_ms"] - r["stage_median_ms"] < SKEW_MATTERS * total, (name, r)
         assert not (s["top_operator"] or {}).get("skew"), s["verdict"]
         assert "data-skewed" not in s["verdict"] and ", skewed" not in s["verdict"]
         # a straggler on evenly sized data has a measured cause or is the host's noise

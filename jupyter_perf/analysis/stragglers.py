@@ -17,7 +17,8 @@ Definitions (per stage attempt, over its successful task attempts):
   follows the bytes, which repeated runs of a query reproduce; only whether a task counts at
   all follows its duration. A stage needs at least ``MIN_SKEW_PEERS`` successful tasks that
   read data for skew to mean anything: the "median" of two tasks is their mean, and two
-  uneven partitions (AQE coalescing, Parquet row groups falling into splits) are no hot key.
+  uneven partitions (AQE coalescing, Parquet row groups falling into splits) are no hot key;
+  nor is a task that read less than ``MIN_SKEW_EXTRA_BYTES`` (1 KiB) more than the median.
 * **cause X** explains a straggler if it would not be one had X taken zero time for every task
   of the stage. Causes (non-exclusive): scheduler delay, deserialization, input read (est.),
   shuffle read, shuffle write, GC; **output skew** (a straggler by input rate but not by output
@@ -46,6 +47,10 @@ from .timeline import Timeline, is_success
 
 THRESHOLD = 1.5
 MIN_SKEW_PEERS = 3
+# a task is data skew only when it read at least this many bytes more than its stage's median
+# task: a few hundred bytes more (TPC-H Q1's tiny shuffles read 414-646 B a task) is a handful
+# of rows, no hot key, however long a busy host makes the task that read them
+MIN_SKEW_EXTRA_BYTES = 1024
 SKEW_MATTERS = 0.01    # share of the run's task time a stage's skewed tasks ran beyond its median
 MIN_EXCESS_MS = 20.0
 
@@ -126,13 +131,15 @@ def progress(d: np.ndarray, nbytes: np.ndarray, groups: _Groups,
 
 
 def bytes_ratio(nbytes, groups: _Groups, ok, by_rate) -> np.ndarray:
-    """Per task: its bytes over its stage's median bytes (0 where rate is by duration, or
-    where fewer than ``MIN_SKEW_PEERS`` successful tasks of the stage read data)."""
+    """Per task: its bytes over its stage's median bytes (0 where rate is by duration, where
+    fewer than ``MIN_SKEW_PEERS`` successful tasks of the stage read data, or where the task
+    read less than ``MIN_SKEW_EXTRA_BYTES`` more than the median)."""
     if not by_rate.any():
         return np.zeros(len(nbytes))
     peers = np.bincount(groups.codes[ok & by_rate], minlength=groups.n)[groups.codes]
     med_b = np.nan_to_num(groups.median(nbytes, ok & by_rate)[groups.codes], nan=0.0)
-    return np.where(by_rate & (peers >= MIN_SKEW_PEERS), _div(nbytes, med_b), 0.0)
+    counts = by_rate & (peers >= MIN_SKEW_PEERS) & (nbytes - med_b >= MIN_SKEW_EXTRA_BYTES)
+    return np.where(counts, _div(nbytes, med_b), 0.0)
 
 
 def classify(d, p, ok, b_ratio, threshold=THRESHOLD,

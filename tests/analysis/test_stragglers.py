@@ -71,8 +71,8 @@ def test_two_uneven_tasks_are_no_data_skew():
 
 
 def test_output_skew():
-    run = two_slot_stage(task(200, 300, shuffle_read_bytes=1000, shuffle_write_bytes=300),
-                         shuffle_write_bytes=100)
+    run = two_slot_stage(task(200, 300, shuffle_read_bytes=1000, shuffle_write_bytes=30_000),
+                         shuffle_write_bytes=10_000)
     row = analyze(run).stragglers.iloc[0]
     assert "output_skew" in row["causes"]
 
@@ -179,16 +179,35 @@ def test_skew_that_costs_nothing_is_listed_but_not_flagged():
     of the run (a tiny final aggregate beside a long scan) stays in the table, but its stage is
     not flagged, named in the verdict or advised on; the same task costing time is."""
     scan = [task(0, 4000, stage=0, input_bytes=1 << 20, index=i) for i in range(4)]
-    tiny = [task(4000, 100, stage=1, shuffle_read_bytes=400),
-            task(4000, 100, stage=1, shuffle_read_bytes=400),
-            task(4100, 100, stage=1, shuffle_read_bytes=400),
-            task(4100, 130, stage=1, shuffle_read_bytes=640)]
+    tiny = [task(4000, 100, stage=1, shuffle_read_bytes=40_000),
+            task(4000, 100, stage=1, shuffle_read_bytes=40_000),
+            task(4100, 100, stage=1, shuffle_read_bytes=40_000),
+            task(4100, 130, stage=1, shuffle_read_bytes=64_000)]
     a = analyze(make_run(scan + tiny, slots=2))
     assert len(only(a.stragglers, "data_skew")) == 1
     assert a.skewed_stages == {}
     s = a.summary()
     assert "data-skewed" not in s["verdict"] and "data_skew" not in {h["cause"] for h in s["hints"]}
-    heavy = tiny[:3] + [task(4100, 2500, stage=1, shuffle_read_bytes=16_000)]
+    heavy = tiny[:3] + [task(4100, 2500, stage=1, shuffle_read_bytes=1_600_000)]
     a = analyze(make_run(scan + heavy, slots=2))
     assert set(a.skewed_stages) == {1} and a.skewed_stages[1]["excess_ms"] == 2400
     assert "1 data-skewed task" in a.summary()["verdict"]
+
+
+def test_a_few_hundred_bytes_more_is_no_skew_however_long_the_task_ran():
+    """TPC-H Q1's small shuffles read 414, 429 and 646 bytes a task: 1.5x the median, but a
+    handful of rows (under MIN_SKEW_EXTRA_BYTES more), so however long a busy host makes that
+    task it is a straggler with its causes, never data skew or a hot key."""
+    scan = [task(0, 1000, stage=0, input_bytes=1 << 20, index=i) for i in range(4)]
+    tiny = [task(1000, 40, stage=1, shuffle_read_bytes=0),
+            task(1000, 40, stage=1, shuffle_read_bytes=414),
+            task(1040, 40, stage=1, shuffle_read_bytes=429),
+            task(1040, 400, stage=1, shuffle_read_bytes=646)]
+    a = analyze(make_run(scan + tiny, slots=2))
+    assert a.skewed_stages == {} and len(only(a.stragglers, "data_skew")) == 0
+    assert only(a.stragglers, "straggler")["bytes_read"].tolist() == [646]
+    s = a.summary()
+    assert s["stragglers"]["data_skew_count"] == 0 and "skew" not in s["verdict"]
+    # the same task reading 2 KiB more than the median is skew again
+    hot = tiny[:3] + [task(1040, 400, stage=1, shuffle_read_bytes=429 + 2048)]
+    assert len(only(analyze(make_run(scan + hot, slots=2)).stragglers, "data_skew")) == 1

@@ -15,10 +15,18 @@ Each sample also holds ``own_core_ms``: the CPU time (user + system) of this pro
 the kernel/driver process and all its descendants: the driver JVM py4j launched, the Python
 workers the JVM forks, ``local-cluster``'s executor JVMs, and any subprocess the notebook
 started. It is what separates this application's load from other processes' on a shared host
-(``analysis/hostcpu.py``). The tree is re-listed every ``TREE_EVERY`` samples (listing every
-process costs a few ms; reading the known ones' times costs microseconds); a process that
-ends keeps the CPU time last read for it, so the column never goes back, and one that appears
-counts from its birth, so a late listing only moves its CPU time to a later sample.
+(``analysis/hostcpu.py``). The tree is re-listed every ``tree_every`` samples; a process
+that ends keeps the CPU time last read for it, so the column never goes back, and one that
+appears counts from its birth, so a late listing only moves its CPU time to a later sample.
+
+Listing a tree with psutil (``Process.children(recursive=True)``) reads the parent of every
+process on the host each time: ~1.3 ms with 70 processes, several ms on a busy host, ten times
+a second in the kernel while a measured cell runs. A process's parent does not change while it
+lives (an orphan is re-parented to init, which takes it out of any tree below this process), so
+:class:`ParentCache` reads it once per process: a re-listing reads the process ids (one
+directory) and the parents of the new ones only. A pid that ends and is reused between two
+listings (the whole pid space wrapping around in a fraction of a second) would keep its old
+parent: not a case on a real host.
 """
 from __future__ import annotations
 
@@ -31,7 +39,7 @@ from ..model import executors_on_this_host
 from .periodic import PeriodicSampler
 
 BUSY_FIELDS = ("user", "nice", "system", "irq", "softirq")
-__all__ = ["BUSY_FIELDS", "HostCpuSampler", "ProcessTreeCpu", "busy_core_ms",
+__all__ = ["BUSY_FIELDS", "HostCpuSampler", "ParentCache", "ProcessTreeCpu", "busy_core_ms",
            "executors_on_this_host", "usable_cpus"]
 
 
@@ -54,32 +62,73 @@ def busy_core_ms(cpus: list[int]) -> float:
     return total * 1000.0
 
 
+class ParentCache:
+    """The parent of each process on the host, read once per process while one window runs
+    (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self._parent: dict[int, int] = {}
+
+    def descendants(self, root: int) -> list[int]:
+        """The pids of ``root``'s descendants alive now."""
+        live = psutil.pids()
+        alive = set(live)
+        parent = self._parent
+        for pid in [p for p in parent if p not in alive]:
+            del parent[pid]                       # ended: its pid may be reused later
+        for pid in live:
+            if pid not in parent:
+                try:
+                    parent[pid] = psutil.Process(pid).ppid()
+                except psutil.Error:              # ended between listing and reading
+                    continue
+        children: dict[int, list[int]] = {}
+        for pid, ppid in parent.items():
+            children.setdefault(ppid, []).append(pid)
+        out: list[int] = []
+        seen = {root}
+        stack = list(children.get(root, ()))
+        while stack:
+            pid = stack.pop()
+            if pid not in seen:
+                seen.add(pid)
+                out.append(pid)
+                stack.extend(children.get(pid, ()))
+        return out
+
+
 class ProcessTreeCpu:
     """Cumulative CPU time (user + system) of a process and all its descendants, in ms."""
 
     def __init__(self, root: psutil.Process | None = None, tree_every: int = 5):
         self.root = root or psutil.Process()
         self.tree_every = max(1, int(tree_every))
+        self.parents = ParentCache()
         self._procs: dict[tuple[int, float], psutil.Process] = {}
+        self._pids: set[int] = set()              # of the live ones in _procs
         self._last: dict[tuple[int, float], float] = {}   # ms last read, per (pid, birth)
-        self._calls = 0
-        self._relist()
+        self._calls = 0                           # listed at the first call (the sampler's
+                                                  # thread, not the cell's)
 
     def _relist(self) -> None:
         try:
-            procs = [self.root] + self.root.children(recursive=True)
-        except psutil.Error:
-            procs = [self.root]
-        for p in procs:
+            pids = [self.root.pid] + self.parents.descendants(self.root.pid)
+        except (OSError, psutil.Error):
+            pids = [self.root.pid]
+        for pid in pids:
+            if pid in self._pids:
+                continue
             try:
-                key = (p.pid, p.create_time())
+                p = self.root if pid == self.root.pid else psutil.Process(pid)
+                key = (pid, p.create_time())
             except psutil.Error:
                 continue                          # gone between listing and reading
             self._procs.setdefault(key, p)
+            self._pids.add(pid)
 
     def core_ms(self) -> float:
         """The tree's CPU ms so far: live processes read now, ended ones as last read."""
-        if self._calls % self.tree_every == 0 and self._calls:
+        if self._calls % self.tree_every == 0:
             self._relist()
         self._calls += 1
         for key, p in list(self._procs.items()):
@@ -88,6 +137,7 @@ class ProcessTreeCpu:
                 self._last[key] = (t.user + t.system) * 1000.0
             except psutil.Error:                  # ended (or no longer readable): keep it
                 del self._procs[key]
+                self._pids.discard(key[0])
         return float(sum(self._last.values()))
 
 

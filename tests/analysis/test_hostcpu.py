@@ -289,3 +289,47 @@ def test_process_tree_cpu_counts_descendants_and_keeps_ended_ones():
     sampler.sample()
     assert all(r["own_core_ms"] >= 0 for r in sampler.rows)
     assert sampler.rows[1]["own_core_ms"] >= sampler.rows[0]["own_core_ms"]
+
+
+def test_the_tree_is_listed_with_each_new_process_read_once():
+    # a grandchild (a Python worker the JVM's daemon forks) is in the tree; a process that
+    # ends is forgotten, so its pid, if reused, is read again
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    from jupyter_perf.collect.hostcpu import ParentCache, ProcessTreeCpu
+    child = subprocess.Popen([sys.executable, "-c",
+                              "import subprocess, sys, time\n"
+                              "g = subprocess.Popen([sys.executable, '-c', "
+                              "'import time\\nt = time.process_time()\\n"
+                              "while time.process_time() - t < 0.3: pass\\ntime.sleep(30)'])\n"
+                              "print(g.pid, flush=True)\ntime.sleep(30)"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        grandchild = int(child.stdout.readline())
+        cache = ParentCache()
+        assert {child.pid, grandchild} <= set(cache.descendants(psutil.Process().pid))
+        assert cache.descendants(child.pid) == [grandchild]
+        tree = ProcessTreeCpu(tree_every=1)
+        tree.core_ms()
+        deadline = time.time() + 60                 # a busy host runs it slowly
+        while sum(psutil.Process(grandchild).cpu_times()[:2]) < 0.29 \
+                and time.time() < deadline:
+            time.sleep(0.05)
+        total = tree.core_ms()
+        mine = [ms for key, ms in tree._last.items() if key[0] == grandchild]
+        assert mine and mine[0] >= 250              # its 0.3 s of CPU, read from its own times
+        assert total >= mine[0]
+        child.kill()
+        child.wait()
+        psutil.Process(grandchild).kill()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.pid not in cache.descendants(psutil.Process().pid)
+    assert grandchild not in cache.descendants(psutil.Process().pid)   # orphaned: not ours
+    assert child.pid not in cache._parent           # ended: forgotten (its pid may be reused)

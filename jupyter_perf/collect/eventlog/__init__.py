@@ -22,7 +22,7 @@ import os
 
 from ...model import Run
 from ..executors_lost import note_memory_losses
-from . import parallel
+from . import parallel, typed
 from .codecs import SUPPORTED_CODECS, codec_of, open_lines
 from .files import EventLogError, in_progress, is_status_marker, log_files
 from .parser import Parser
@@ -41,7 +41,7 @@ def load_eventlog(path: str | os.PathLike) -> Run:
     """
     path = os.path.abspath(os.path.expanduser(os.fspath(path)))
     files, warnings = log_files(path)
-    parser = Parser()
+    parser = Parser(typed)
     parser.warnings.extend(warnings)
     line = 0
     total_bytes = 0

@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from . import parser as _parser
+from . import typed
 from .parser import NUMERIC_FIELDS, START_FIELDS, Parser
 
 CHUNK_BYTES = 16 << 20      # a worker's byte range
@@ -127,6 +128,13 @@ def decode_chunk(path: str, start: int, end: int, sql: bool = True) -> tuple:
                                   cache(kind, kind), updates, where, size)))
         elif name == _TASK_START:
             try:
+                row, strings = typed.task_start_record(line)
+                starts.extend(row)
+                append((n, _START, cache(strings, strings)))
+                continue
+            except Exception:   # noqa: BLE001 - read the old way (which names the cause)
+                pass
+            try:
                 event = loads(line)
                 if type(event) is not dict or event.get("Event") != "SparkListenerTaskStart":
                     raise ValueError   # (a second "Event" key: the parser names it)
@@ -151,6 +159,13 @@ def _task_end(line: bytes, loads: Any, decode_error: Any, sql: bool = True,
     (the parser then reads it and says why)."""
     try:
         stripped, accumulables = _parser.split_accumulables(line)
+        if accumulables is not None:
+            try:
+                row, fields = typed.task_end_record(stripped)
+            except Exception:   # noqa: BLE001 - read the old way (which names the cause)
+                pass
+            else:
+                return _task_end_result(row, fields, accumulables, None, sql, where, line)
         try:
             event = loads(stripped)
         except decode_error:
@@ -159,15 +174,20 @@ def _task_end(line: bytes, loads: Any, decode_error: Any, sql: bool = True,
         if type(event) is not dict or event.get("Event") != "SparkListenerTaskEnd":
             return None
         row, fields = _parser.task_end_record(event, accumulables)
-        if not sql:
-            return row, fields[:5] + (False, where, len(line))
-        try:
-            updates = _parser.task_updates(accumulables, fields[7])
-        except _parser.BadEvent:
-            updates = None             # the parser says so if its stage is a SQL one's
-        return row, fields[:5] + (updates, None, None)
+        return _task_end_result(row, fields[:5], accumulables, fields[7], sql, where, line)
     except Exception:   # noqa: BLE001 - the parser reads it again and says why
         return None
+
+
+def _task_end_result(row: array, fields: tuple, accumulables: bytes | None, info: Any,
+                     sql: bool, where: int, line: bytes) -> tuple:
+    if not sql:
+        return row, fields + (False, where, len(line))
+    try:
+        updates = _parser.task_updates(accumulables, info)
+    except _parser.BadEvent:
+        updates = None             # the parser says so if its stage is a SQL one's
+    return row, fields + (updates, None, None)
 
 
 def apply_chunk(parser: Parser, result: tuple, first_line: int, fd: int = -1) -> int:

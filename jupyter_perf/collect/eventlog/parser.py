@@ -358,7 +358,9 @@ def task_updates(accumulables: bytes | None, info: dict | None) -> list[tuple[in
 class Parser:
     """Event handlers that accumulate a whole application; :meth:`build` makes the ``Run``."""
 
-    def __init__(self) -> None:
+    def __init__(self, typed: Any = None) -> None:
+        # ``typed``: a reader of task lines straight into records (``typed.py``), or None
+        self.typed = typed
         self.warnings: list[str] = []
         self.sql = SqlListener()
         self._accumulables: bytes | None = None     # of the TaskEnd being handled
@@ -415,6 +417,8 @@ class Parser:
         """Parse ``lines``; return the number of the last line read."""
         handlers, loads, prefix = self.handlers, orjson.loads, _PREFIX
         task_end = handlers[b"SparkListenerTaskEnd"]     # the same bound method object
+        task_start = handlers[b"SparkListenerTaskStart"]
+        typed = self.typed is not None
         lineno = first_line - 1
         for lineno, line in enumerate(lines, first_line):
             if line.startswith(prefix) and line.endswith(b"\n"):
@@ -422,6 +426,9 @@ class Parser:
                 if handler is None:
                     self.events += 1
                     continue          # unknown or not needed: not even parsed
+                if typed and (handler is task_end or handler is task_start) and \
+                        self._typed_task(line, handler is task_end, lineno):
+                    continue
             else:
                 if not line.strip():
                     continue
@@ -455,6 +462,29 @@ class Parser:
             except HANDLER_ERRORS as exc:
                 self.fail(lineno, event["Event"], exc)
         return lineno
+
+    def _typed_task(self, line: bytes, end: bool, lineno: int) -> bool:
+        """A TaskEnd (``end``) or TaskStart line read by the typed reader and handled; False
+        when the typed reader declines it (the line is then read as any other)."""
+        try:
+            if end:
+                stripped, accumulables = split_accumulables(line)
+                if accumulables is None:
+                    return False
+                row, fields = self.typed.task_end_record(stripped)
+            else:
+                row, strings = self.typed.task_start_record(line)
+        except Exception:   # noqa: BLE001 - declined: the usual reading names any cause
+            return False
+        self.events += 1
+        try:
+            if end:
+                self._task_end(row, fields + (_LAZY, accumulables, None))
+            else:
+                self._task_start(row, strings)
+        except HANDLER_ERRORS as exc:
+            self.fail(lineno, "SparkListenerTaskEnd" if end else "SparkListenerTaskStart", exc)
+        return True
 
     def fail(self, lineno: int, event: str, exc: Exception) -> None:
         """The event on line ``lineno`` is malformed: skipped, and why."""

@@ -1,4 +1,4 @@
-"""TaskStart and TaskEnd lines decoded straight into typed records, for the worker processes.
+"""TaskStart and TaskEnd lines decoded straight into typed records (worker processes and serial reads).
 
 Most of a large log is task events, and reading one was a JSON parse into dicts (orjson,
 ~4 µs for a TaskEnd without its accumulables) and then Python walking ~30 paths and checking

@@ -112,38 +112,37 @@ function present(version: string, bundle: string): boolean {
   }
 }
 
+const bundleLoading = new Map<string, Promise<void>>();
+
+/**
+ * One bundle of BokehJS `version`, fetched and run once per page: two loads of
+ * different bundle sets (a format 2 report's API and a format 1 output's
+ * widgets) drawing at once share the core's fetch instead of running it twice.
+ */
+function loadBundle(
+  version: string,
+  settings: ServerConnection.ISettings,
+  bundle: string
+): Promise<void> {
+  const key = `${version} ${bundle}`;
+  let promise = bundleLoading.get(key);
+  if (!promise) {
+    promise = fetchBundle(version, settings, bundle);
+    bundleLoading.set(key, promise);
+    promise.catch(() => bundleLoading.delete(key));
+  }
+  return promise;
+}
+
 async function load(
   version: string,
   settings: ServerConnection.ISettings,
   bundles: readonly string[]
 ): Promise<IBokeh & IBokehApi> {
   for (const bundle of bundles) {
-    if (present(version, bundle)) {
-      continue;
+    if (!present(version, bundle)) {
+      await loadBundle(version, settings, bundle);
     }
-    const url = bokehBundleUrl(settings.baseUrl, version, bundle);
-    let response: Response;
-    try {
-      // 'default': the browser's cache may answer (the route's URLs are immutable)
-      response = await ServerConnection.makeRequest(
-        url,
-        { cache: 'default' },
-        settings
-      );
-    } catch (reason) {
-      throw new Error(
-        `could not reach the Jupyter server for BokehJS: ${reason}`
-      );
-    }
-    const text = await response.text();
-    if (!response.ok) {
-      throw new OtherBokeh(
-        errorOf(text) ??
-          `BokehJS ${version} (${bundle}): ${response.status} ${response.statusText}`,
-        serverVersionOf(text)
-      );
-    }
-    await runScript(text, url);
   }
   const bokeh = loaded(version);
   if (!bokeh?.embed?.embed_item) {
@@ -152,6 +151,36 @@ async function load(
     );
   }
   return bokeh as IBokeh & IBokehApi;
+}
+
+async function fetchBundle(
+  version: string,
+  settings: ServerConnection.ISettings,
+  bundle: string
+): Promise<void> {
+  const url = bokehBundleUrl(settings.baseUrl, version, bundle);
+  let response: Response;
+  try {
+    // 'default': the browser's cache may answer (the route's URLs are immutable)
+    response = await ServerConnection.makeRequest(
+      url,
+      { cache: 'default' },
+      settings
+    );
+  } catch (reason) {
+    throw new Error(
+      `could not reach the Jupyter server for BokehJS: ${reason}`
+    );
+  }
+  const text = await response.text();
+  if (!response.ok) {
+    throw new OtherBokeh(
+      errorOf(text) ??
+        `BokehJS ${version} (${bundle}): ${response.status} ${response.statusText}`,
+      serverVersionOf(text)
+    );
+  }
+  await runScript(text, url);
 }
 
 /** Run a script's text as a classic `<script>` (a blob: URL), resolving once it ran. */

@@ -49,13 +49,26 @@ export function loadBokeh(
   settings: ServerConnection.ISettings = ServerConnection.makeSettings(),
   bundles: readonly string[] = BOKEH_BUNDLES
 ): Promise<IBokeh & IBokehApi> {
-  const key = `${version} ${bundles.join(',')}`;
-  let promise = loading.get(key);
+  return shared(loading, `${version} ${bundles.join(',')}`, () =>
+    load(version, settings, bundles)
+  );
+}
+
+/**
+ * The promise `start()` made for `key`, made once and kept in `pending`; a
+ * failed one (server down, wrong version) is dropped, to be tried again by the
+ * next output.
+ */
+function shared<T>(
+  pending: Map<string, Promise<T>>,
+  key: string,
+  start: () => Promise<T>
+): Promise<T> {
+  let promise = pending.get(key);
   if (!promise) {
-    promise = load(version, settings, bundles);
-    loading.set(key, promise);
-    // a failed load (server down, wrong version) is tried again by the next output
-    promise.catch(() => loading.delete(key));
+    promise = start();
+    pending.set(key, promise);
+    promise.catch(() => pending.delete(key));
   }
   return promise;
 }
@@ -124,14 +137,9 @@ function loadBundle(
   settings: ServerConnection.ISettings,
   bundle: string
 ): Promise<void> {
-  const key = `${version} ${bundle}`;
-  let promise = bundleLoading.get(key);
-  if (!promise) {
-    promise = fetchBundle(version, settings, bundle);
-    bundleLoading.set(key, promise);
-    promise.catch(() => bundleLoading.delete(key));
-  }
-  return promise;
+  return shared(bundleLoading, `${version} ${bundle}`, () =>
+    fetchBundle(version, settings, bundle)
+  );
 }
 
 async function load(

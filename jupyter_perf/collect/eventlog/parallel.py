@@ -3,8 +3,10 @@
 Most of the time spent on a large log is reading task events: parsing each TaskStart and
 TaskEnd line and checking its fields. That needs no state, so worker processes do it on
 byte ranges of the file (``chunks``: about :data:`CHUNK_BYTES` each, cut after a newline)
-while this process folds the records they send back into the :class:`~.parser.Parser`, in the
-order of the log. Everything else goes back to the parser as the line itself and is handled
+while this process folds what they send back into the :class:`~.parser.Parser`, in the
+order of the log. A range's task events come back in columns (:class:`Tasks`: a few arrays
+and small tables, cheap to pickle) and are folded in bulk with numpy (:class:`Fold`) between
+the lines the parser reads, which may change what a task event does. Everything else goes back to the parser as the line itself and is handled
 as in a serial read: other events the parser needs (jobs, stages, SQL, executors), blank and
 damaged lines, and any task line a worker could not read cleanly (not JSON, a lone
 surrogate, a field of the wrong type...). Once what has been folded in shows no SQL
@@ -17,6 +19,7 @@ compressed logs are read serially (their byte ranges cannot be decoded apart).
 """
 from __future__ import annotations
 
+import bisect
 import io
 import multiprocessing
 import os
@@ -26,6 +29,7 @@ from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+import numpy as np
 import orjson
 
 from . import parser as _parser
@@ -87,14 +91,35 @@ def _last_newline(fh: Any, start: int, size: int) -> int:
     return start
 
 
+class Tasks:
+    """A chunk's task events, in columns (pickled as a few buffers, folded in bulk): for each
+    event in line order, its line offset in the chunk and whether it is a TaskEnd; the
+    TaskStarts' numbers (rows of ``START_FIELDS``) and strings; the TaskEnds' numbers (rows of
+    ``NUMERIC_FIELDS``), record (strings, has metrics, status, error, end reason: a code into
+    ``records``) and SQL updates (``counts[i]`` pairs of ``acc_ids`` / ``values``, or
+    ``_UNREAD``: not read, the line being ``size[i]`` bytes at ``where[i]`` in the file)."""
+
+    __slots__ = ("offsets", "is_end", "starts", "start_codes", "strings", "ends", "end_codes",
+                 "records", "counts", "acc_ids", "values", "where", "size")
+
+    def __init__(self) -> None:
+        self.offsets, self.is_end = array("q"), bytearray()
+        self.starts, self.start_codes, self.strings = array("d"), array("q"), []
+        self.ends, self.end_codes, self.records = array("d"), array("q"), []
+        self.counts, self.acc_ids, self.values = array("q"), array("q"), array("q")
+        self.where, self.size = array("q"), array("q")
+
+
+_UNREAD = -1                    # a TaskEnd's SQL updates were not read (Tasks.counts)
+
+
 def decode_chunk(path: str, start: int, end: int, sql: bool = True) -> tuple:
-    """Read the lines of ``path[start:end]``: (lines, events not needed, operations in line
-    order, TaskStart numbers, TaskEnd numbers). An operation is ``(line offset, kind,
-    payload)``: kind ``_RAW`` with the line for the parser, or ``_START`` / ``_END`` with a
-    record whose numbers are the next row of the chunk's TaskStart / TaskEnd numbers.
-    Without ``sql`` (no SQL execution seen so far) a TaskEnd's SQL updates are not read: its
-    record has ``False`` for them and the line's place in the file, for the parser to read
-    the line itself if its stage turns out to be a SQL execution's."""
+    """Read the lines of ``path[start:end]``: (lines, events not needed, lines for the parser
+    as ``(offset in the chunk, line)``, the task events as :class:`Tasks`). Task lines a
+    worker cannot read cleanly go to the parser as lines (it reads them again and says why);
+    so do TaskEnds whose SQL updates are bad or do not fit 64 bits. Without ``sql`` (no SQL
+    execution seen so far) a TaskEnd's SQL updates are not read: the parser reads the line
+    itself if its stage turns out to be a SQL execution's."""
     global _KNOWN
     if _KNOWN is None:
         _KNOWN = frozenset(Parser().handlers)
@@ -102,10 +127,11 @@ def decode_chunk(path: str, start: int, end: int, sql: bool = True) -> tuple:
     with open(path, "rb") as fh:
         fh.seek(start)
         data = fh.read(end - start)
-    ops: list[tuple[int, int, Any]] = []
-    append = ops.append
-    starts, ends = array("d"), array("d")
-    cache = {}.setdefault
+    raw: list[tuple[int, bytes]] = []
+    tasks = Tasks()
+    offsets, is_end = tasks.offsets, tasks.is_end
+    strings_at: dict = {}
+    records_at: dict = {}
     unneeded = 0
     n = 0
     at = start                         # the line's offset in the file
@@ -113,43 +139,72 @@ def decode_chunk(path: str, start: int, end: int, sql: bool = True) -> tuple:
         here, at = at, at + len(line)
         if not (line.startswith(prefix) and line.endswith(b"\n")):
             if line.strip():
-                append((n, _RAW, line))
+                raw.append((n, line))
             continue
         name = line[10:line.find(b'"', 10)]
         if name == _TASK_END:
             record = _task_end(line, loads, decode_error, sql, here)
-            if record is None:
-                append((n, _RAW, line))
-            else:
-                row, (strings, metrics, status, error, kind, updates, where, size) = record
-                ends.extend(row)
-                # repeated strings sent once (pickle keeps one copy of an object)
-                append((n, _END, (cache(strings, strings), metrics, status, cache(error, error),
-                                  cache(kind, kind), updates, where, size)))
+            if record is None or not _add_end(tasks, records_at, *record):
+                raw.append((n, line))
+                continue
+            offsets.append(n)
+            is_end.append(1)
         elif name == _TASK_START:
             try:
                 row, strings = typed.task_start_record(line)
-                starts.extend(row)
-                append((n, _START, cache(strings, strings)))
-                continue
             except Exception:   # noqa: BLE001 - read the old way (which names the cause)
-                pass
-            try:
-                event = loads(line)
-                if type(event) is not dict or event.get("Event") != "SparkListenerTaskStart":
-                    raise ValueError   # (a second "Event" key: the parser names it)
-                row, strings = _parser.task_start_record(event)
-            except Exception:   # noqa: BLE001 - the parser reads it again and says why
-                append((n, _RAW, line))
-                continue
-            starts.extend(row)
-            append((n, _START, cache(strings, strings)))
+                try:
+                    event = loads(line)
+                    if type(event) is not dict or event.get("Event") != "SparkListenerTaskStart":
+                        raise ValueError   # (a second "Event" key: the parser names it)
+                    row, strings = _parser.task_start_record(event)
+                except Exception:   # noqa: BLE001 - the parser reads it again and says why
+                    raw.append((n, line))
+                    continue
+            code = strings_at.get(strings)
+            if code is None:
+                code = strings_at[strings] = len(tasks.strings)
+                tasks.strings.append(strings)
+            tasks.starts.extend(row)
+            tasks.start_codes.append(code)
+            offsets.append(n)
+            is_end.append(0)
         elif name in known:
-            append((n, _RAW, line))
+            raw.append((n, line))
         else:
             unneeded += 1
     lines = n + 1 if data else 0
-    return lines, unneeded, ops, starts, ends
+    return lines, unneeded, raw, tasks
+
+
+def _add_end(tasks: Tasks, records_at: dict, row: array, fields: tuple) -> bool:
+    """Add a TaskEnd's record to ``tasks``; False (nothing added) if its SQL updates are bad
+    or out of range, or its record cannot be kept in the table (the parser reads it)."""
+    *record, updates, where, size = fields
+    if updates is None:
+        return False
+    try:
+        key = tuple(record)
+        code = records_at.get(key)
+        if code is None:
+            code = records_at[key] = len(tasks.records)
+            tasks.records.append(key)
+        if updates is False:
+            count = _UNREAD
+        else:
+            count = len(updates)
+            ids = array("q", [i for i, _ in updates])
+            values = array("q", [v for _, v in updates])
+            tasks.acc_ids.extend(ids)
+            tasks.values.extend(values)
+    except (TypeError, OverflowError):    # an unhashable end reason, an update past 64 bits
+        return False
+    tasks.ends.extend(row)
+    tasks.end_codes.append(code)
+    tasks.counts.append(count)
+    tasks.where.append(where or 0)
+    tasks.size.append(size or 0)
+    return True
 
 
 def _task_end(line: bytes, loads: Any, decode_error: Any, sql: bool = True,
@@ -186,42 +241,215 @@ def _task_end_result(row: array, fields: tuple, accumulables: bytes | None, info
     try:
         updates = _parser.task_updates(accumulables, info)
     except _parser.BadEvent:
-        updates = None             # the parser says so if its stage is a SQL one's
+        updates = None             # the parser reads the line and says so if it matters
     return row, fields + (updates, None, None)
 
 
 def apply_chunk(parser: Parser, result: tuple, first_line: int, fd: int = -1) -> int:
     """Fold one decoded chunk into ``parser``, in line order; return the next line number.
     ``fd``: the file, open, for TaskEnd lines whose SQL updates were not read."""
-    lines, unneeded, ops, starts, ends = result
+    lines, unneeded, raw, tasks = result
     parser.events += unneeded
-    k_end, k_start = len(NUMERIC_FIELDS), len(START_FIELDS)
-    i_end = i_start = 0
-    task_start, task_end, fail = parser._task_start, parser._task_end, parser.fail
-    sql_stages, stage_at = parser.sql.sql_stages, _parser._STAGE
-    for offset, kind, payload in ops:
-        lineno = first_line + offset
-        if kind == _RAW:
-            parser.feed(iter((payload,)), lineno)
-            continue
-        if kind == _END:
-            row = ends[i_end:i_end + k_end]
-            i_end += k_end
-            if payload[5] is False and int(row[stage_at]) in sql_stages:
-                # a SQL execution's task whose updates were not read: the parser reads it
-                parser.feed(iter((reread(fd, payload[6], payload[7]),)), lineno)
-                continue
-        parser.events += 1
-        try:
-            if kind == _END:
-                task_end(row, payload)
-            else:
-                row = starts[i_start:i_start + k_start]
-                i_start += k_start
-                task_start(row, payload)
-        except _parser.HANDLER_ERRORS as exc:
-            fail(lineno, "TaskEnd" if kind == _END else "TaskStart", exc)
+    fold = Fold(parser, tasks, first_line, fd)
+    for offset, line in raw:
+        fold.until(offset)
+        parser.feed(iter((line,)), first_line + offset)
+    fold.until(lines)
     return first_line + lines
+
+
+class Fold:
+    """Folds a chunk's :class:`Tasks` into the parser in bulk (arrays, not a call per event),
+    up to each line the parser reads (a stage submitted, a SQL execution started... changes
+    what a task event does). The parser ends as if it had handled the events one by one
+    (``Parser._task_start`` / ``_task_end``; the Runs are compared in
+    ``tests/collect/test_eventlog_parallel.py``)."""
+
+    def __init__(self, parser: Parser, tasks: Tasks, first_line: int, fd: int) -> None:
+        self.parser, self.tasks, self.first_line, self.fd = parser, tasks, first_line, fd
+        self.done = 0
+        k_end, k_start = len(NUMERIC_FIELDS), len(START_FIELDS)
+        self.k_end, self.k_start = k_end, k_start
+        end = np.frombuffer(tasks.is_end, dtype=np.uint8).astype(bool)
+        n = len(end)
+        starts = np.frombuffer(tasks.starts, dtype=np.float64).reshape(-1, k_start)
+        ends = np.frombuffer(tasks.ends, dtype=np.float64).reshape(-1, k_end)
+        at_end, at_start = np.flatnonzero(end), np.flatnonzero(~end)
+        self.end, self.ends = end, ends
+        self.row_of = np.empty(n, dtype=np.int64)     # its row among the starts or the ends
+        self.row_of[at_end] = np.arange(len(at_end))
+        self.row_of[at_start] = np.arange(len(at_start))
+
+        def column(i_end: int, i_start: int) -> np.ndarray:
+            out = np.empty(n, dtype=np.float64)
+            out[at_end] = ends[:, i_end]
+            out[at_start] = starts[:, i_start]
+            return out
+        # ids are whole numbers within 2**53 (parser._numbers)
+        self.task = column(_parser._TASK, _parser._START_TASK).astype(np.int64)
+        self.stage = column(_parser._STAGE, _parser._START_STAGE).astype(np.int64)
+        self.attempt = column(_parser._ATTEMPT, _parser._START_ATTEMPT).astype(np.int64)
+        self.index = column(_parser._INDEX, _parser._START_INDEX).astype(np.int64)
+        self.time = column(_parser._FINISH, _parser._START_LAUNCH)  # launched / finished
+        counts = np.frombuffer(tasks.counts, dtype=np.int64)
+        self.counts = counts
+        self.unread = np.zeros(n, dtype=bool)        # a TaskEnd whose SQL updates were not read
+        self.unread[at_end] = counts == _UNREAD
+        self.first_update = np.concatenate([[0], np.cumsum(np.maximum(counts, 0))])
+        self.acc_ids = np.frombuffer(tasks.acc_ids, dtype=np.int64)
+        self.values = np.frombuffer(tasks.values, dtype=np.int64)
+        self.codes = np.frombuffer(tasks.end_codes, dtype=np.int64)
+        records = tasks.records
+        intern = parser._intern.setdefault
+        self.texts = [[intern(r[0][i], r[0][i]) for r in records] for i in range(3)]
+        self.status = [r[2] for r in records]
+        self.error = [intern(r[3], r[3]) for r in records]
+        self.kind = [r[4] for r in records]
+        self.flags = np.array([[bool(r[1]), bool(r[0][3])] for r in records],
+                              dtype=np.int8).reshape(-1, 2)
+        self.won = np.array([r[2] == "SUCCESS" for r in records], dtype=bool)
+        self.resubmitted = np.array([r[4] == "Resubmitted" for r in records], dtype=bool)
+
+    def until(self, offset: int) -> None:
+        """Fold the events on lines before ``offset`` (in the chunk)."""
+        a = self.done
+        b = bisect.bisect_left(self.tasks.offsets, offset, a)
+        if a >= b:
+            return
+        sql_stages = self.parser.sql.sql_stages
+        if sql_stages:
+            # a TaskEnd of a SQL execution's stage whose updates were not read: its line is
+            # read again by the parser, in its place
+            unread = self.unread[a:b]
+            if unread.any():
+                unread &= np.isin(self.stage[a:b], np.fromiter(sql_stages, dtype=np.int64))
+                for j in (np.flatnonzero(unread) + a).tolist():
+                    self._bulk(a, j)
+                    e = int(self.row_of[j])
+                    self.parser.feed(iter((reread(self.fd, self.tasks.where[e],
+                                                  self.tasks.size[e]),)),
+                                     self.first_line + self.tasks.offsets[j])
+                    a = j + 1
+        self._bulk(a, b)
+        self.done = b
+
+    def _bulk(self, a: int, b: int) -> None:
+        if a >= b:
+            return
+        parser = self.parser
+        parser.events += b - a
+        end, task, stage = self.end[a:b], self.task[a:b], self.stage[a:b]
+        row = self.row_of[a:b]
+        if parser.sql.sql_stages:
+            self._sql(a, b)
+        # attempts running: a TaskStart adds its task, a TaskEnd removes it; a resubmitted
+        # attempt whose task is not running is not taken
+        running = parser.running
+        keep = end.copy()
+        tasks = task.tolist()
+        if self.resubmitted.any() and self.resubmitted[self.codes[row[end]]].any():
+            for j, (t, is_end, r) in enumerate(zip(tasks, end.tolist(), row.tolist())):
+                if not is_end:
+                    running[t] = r
+                elif self.resubmitted[self.codes[r]] and t not in running:
+                    keep[j] = False
+                else:
+                    running.pop(t, None)
+        else:
+            pop = running.pop
+            for t, is_end, r in zip(tasks, end.tolist(), row.tolist()):
+                if is_end:
+                    pop(t, None)
+                else:
+                    running[t] = r
+        k_start, starts, strings, codes = (self.k_start, self.tasks.starts, self.tasks.strings,
+                                           self.tasks.start_codes)
+        for t in task[~end].tolist():  # still running: its TaskStart's row and strings
+            r = running.get(t)
+            if type(r) is int:
+                running[t] = (starts[r * k_start:(r + 1) * k_start], strings[codes[r]])
+        self._add(row[keep])
+        # the times seen, the stages' first launch
+        seen = self.time[a:b][~end | keep]
+        seen = seen[~np.isnan(seen)]
+        if len(seen):
+            top = float(seen.max())
+            if top > parser.last_time:
+                parser.last_time = top
+            seen = seen[seen > 0]
+            if len(seen) and float(seen.min()) < parser.first_time:
+                parser.first_time = float(seen.min())
+        start = ~end
+        if start.any():
+            launched, attempt = self.time[a:b], self.attempt[a:b]
+            for key in set(zip(stage[start].tolist(), attempt[start].tolist())):
+                st = parser.stages.get(key)
+                if st is not None:
+                    first = float(launched[start & (stage == key[0]) & (attempt == key[1])].min())
+                    if not st["first_task_launched_ms"] <= first:
+                        st["first_task_launched_ms"] = first
+        # failed and killed attempts counted on their jobs
+        rows = row[keep]
+        odd = rows[np.array([self.kind[c] != "Success" for c in self.codes[rows].tolist()],
+                            dtype=bool)] if len(rows) else rows
+        for r in odd.tolist():
+            kind = self.kind[self.codes[r]]
+            failed = kind != "Success" and kind not in _parser._KILLED_REASONS
+            if failed or kind in _parser._KILLED_REASONS:
+                for job_id in parser.stage_jobs.get(int(self.ends[r, _parser._STAGE]), ()):
+                    job = parser.jobs.get(job_id)
+                    if job is not None:
+                        job["num_failed_tasks" if failed else "num_killed_tasks"] += 1
+
+    def _add(self, rows: np.ndarray) -> None:
+        """Parser._add_task for these TaskEnds' rows, in order."""
+        if not len(rows):
+            return
+        parser = self.parser
+        first, last = int(rows[0]), int(rows[-1])
+        if last - first + 1 == len(rows):
+            parser.numbers.extend(self.tasks.ends[first * self.k_end:(last + 1) * self.k_end])
+        else:
+            parser.numbers.frombytes(self.ends[rows].tobytes())
+        codes = self.codes[rows]
+        flags = self.flags[codes]
+        parser.has_metrics.frombytes(flags[:, 0].tobytes())
+        parser.speculative.frombytes(flags[:, 1].tobytes())
+        codes = codes.tolist()
+        for col, table in ((parser.executor_col, self.texts[0]), (parser.host_col, self.texts[1]),
+                           (parser.locality_col, self.texts[2]), (parser.status_col, self.status),
+                           (parser.error_col, self.error)):
+            col.extend(map(table.__getitem__, codes))
+
+    def _sql(self, a: int, b: int) -> None:
+        """SqlListener.task_start / task_end of the events of SQL executions' stages."""
+        sql = self.parser.sql
+        stage, end = self.stage[a:b], self.end[a:b]
+        for s in np.unique(stage).tolist():
+            st = sql.stage_metrics.get(s)
+            if st is None or s not in sql.sql_stages:
+                continue
+            live = s in sql.live_stages
+            mine = (stage == s) & (self.attempt[a:b] == st.attempt)
+            if not live:
+                mine &= ~end              # a TaskEnd counts only while its execution is live
+            if not mine.any():
+                continue
+            st.task_index.update(zip(self.task[a:b][mine].tolist(),
+                                     self.index[a:b][mine].tolist()))
+            if not live:
+                continue
+            rows = self.row_of[a:b][mine & end]
+            if not len(rows):
+                continue
+            counts = self.counts[rows]
+            firsts = self.first_update[rows]
+            total = int(counts.sum())
+            at = np.repeat(firsts - np.cumsum(counts) + counts, counts) + np.arange(total)
+            st.update_many(self.ends[rows, _parser._TASK].astype(np.int64),
+                           self.ends[rows, _parser._INDEX].astype(np.int64),
+                           self.won[self.codes[rows]], counts, self.acc_ids[at],
+                           self.values[at])
 
 
 def reread(fd: int, where: int, size: int) -> bytes:

@@ -144,6 +144,63 @@ class StageMetrics:
         if succeeded:
             self.completed[index] = 1
 
+    def update_many(self, task_ids: np.ndarray, indexes: np.ndarray, succeeded: np.ndarray,
+                    counts: np.ndarray, acc_ids: np.ndarray, values: np.ndarray) -> None:
+        """:meth:`update` for each of a run of tasks in turn, done with arrays: task ``i``
+        (``task_ids[i]``, ``indexes[i]``, ``succeeded[i]``) has the next ``counts[i]`` pairs of
+        ``acc_ids`` / ``values`` (int64). The outcome is the same as the calls one by one
+        (``tests/collect/test_stage_metrics_bulk.py``): an index's values are its last applied
+        task's, a metric's maximum is the first task to report the largest value, and a task
+        counts only until its index's first success."""
+        n = len(indexes)
+        if not n:
+            return
+        num = self.num_tasks
+        done = np.frombuffer(self.completed, dtype=np.uint8) if num > 0 else np.zeros(1, np.uint8)
+        valid = (indexes >= 0) & (indexes < num)
+        at = np.where(valid, indexes, 0)
+        applied = valid & (done[at] == 0)
+        wins = applied & succeeded
+        if wins.any():                 # after its index's first success, a task counts no more
+            pos = np.arange(n)
+            first = np.full(max(num, 1), n, dtype=np.int64)
+            np.minimum.at(first, at[wins], pos[wins])
+            applied &= pos <= first[at]
+        event = np.repeat(np.arange(n), counts)
+        types = self.types
+        keep = applied[event]
+        if keep.any():
+            known = np.fromiter(types, dtype=np.int64, count=len(types))
+            keep &= np.isin(acc_ids, known)
+        if keep.any():
+            event = event[keep]
+            acc, val = acc_ids[keep], values[keep]
+            where, who = at[event], task_ids[event]
+            ids, first_at = np.unique(acc, return_index=True)
+            for acc_id in ids[np.argsort(first_at, kind="stable")].tolist():   # as met
+                mine = acc == acc_id
+                where_a, val_a = where[mine], val[mine]
+                arr = self.values.get(acc_id)
+                if arr is None:
+                    arr = self.values[acc_id] = array("q", bytes(8 * num))
+                view = np.frombuffer(arr, dtype=np.int64)
+                if np.bincount(where_a, minlength=num).max() <= 1:
+                    view[where_a] = val_a                # one write per index
+                else:                                    # the last write wins
+                    last, back = np.unique(where_a[::-1], return_index=True)
+                    view[last] = val_a[::-1][back]
+                if types[acc_id] != "sum":
+                    m = int(val_a.argmax())                  # the first of the largest
+                    top = int(val_a[m])
+                    best = self.maxes.get(acc_id)
+                    if best is None:
+                        self.maxes[acc_id] = [top, int(who[mine][m])]
+                    elif top > best[0]:
+                        best[0], best[1] = top, int(who[mine][m])
+        won = applied & succeeded
+        if won.any():
+            done[at[won]] = 1
+
 
 class Execution:
     """What Spark keeps of one SQL execution (``LiveExecutionData``)."""

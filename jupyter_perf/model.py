@@ -206,7 +206,11 @@ def _typed_tasks(table: pd.DataFrame) -> pd.DataFrame:
         if table[column].dtype != object or table[column].isna().any():
             table[column] = table[column].fillna("").astype(str)
     extra = [c for c in table.columns if c not in TASK_COLUMNS]
-    return table[TASK_COLUMNS + extra].reset_index(drop=True)
+    table = table[TASK_COLUMNS + extra]            # a new frame (its data copied)
+    index = table.index
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return table
+    return table.reset_index(drop=True)
 
 
 

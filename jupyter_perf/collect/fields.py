@@ -172,7 +172,8 @@ def map_fields(table: str, fields: FieldMap, raw: pd.DataFrame) -> pd.DataFrame:
             out[column] = pd.to_numeric(col, errors="coerce").astype("float64") * unit
         elif table == "tasks" and column not in TASK_STRING_COLUMNS | {"speculative",
                                                                          "successful"}:
-            out[column] = pd.to_numeric(col, errors="coerce").astype("float64")
+            # (no copy here: the frame below is built from copies of its columns)
+            out[column] = pd.to_numeric(col, errors="coerce").astype("float64", copy=False)
         else:
             out[column] = col
     for column in raw.columns:          # already in the model's names (derived by a collector)

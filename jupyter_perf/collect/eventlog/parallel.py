@@ -6,13 +6,13 @@ byte ranges of the file (``chunks``: about :data:`CHUNK_BYTES` each, cut after a
 while this process folds what they send back into the :class:`~.parser.Parser`, in the
 order of the log. A range's task events come back in columns (:class:`Tasks`: a few arrays
 and small tables, cheap to pickle) and are folded in bulk with numpy (:class:`Fold`) between
-the lines the parser reads, which may change what a task event does. Everything else goes back to the parser as the line itself and is handled
-as in a serial read: other events the parser needs (jobs, stages, SQL, executors), blank and
-damaged lines, and any task line a worker could not read cleanly (not JSON, a lone
-surrogate, a field of the wrong type...). Once what has been folded in shows no SQL
-execution, ranges are sent without asking for TaskEnds' SQL metric updates; a task of a SQL
-execution that starts later has its line read again here. The Run is the same as a serial
-read's (``tests/collect/test_eventlog_parallel.py``).
+the lines the parser reads, which may change what a task event does. Everything else goes
+back to the parser as the line itself and is handled as in a serial read: other events the
+parser needs (jobs, stages, SQL, executors), blank and damaged lines, and any task line a
+worker could not read cleanly (not JSON, a lone surrogate, a field of the wrong type...).
+Once what has been folded in shows no SQL execution, ranges are sent without asking for
+TaskEnds' SQL metric updates; a task of a SQL execution that starts later has its line read
+again here. The Run is the same as a serial read's (``tests/collect/test_eventlog_parallel.py``).
 
 Used for uncompressed files of at least :data:`MIN_BYTES` when there are two or more cores;
 compressed logs are read serially (their byte ranges cannot be decoded apart).

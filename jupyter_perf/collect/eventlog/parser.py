@@ -355,6 +355,10 @@ def task_updates(accumulables: bytes | None, info: dict | None) -> list[tuple[in
         raise BadEvent(_BAD_ACCUMULABLES) from None
 
 
+def _is_range(index: pd.Index) -> bool:
+    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+
+
 class Parser:
     """Event handlers that accumulate a whole application; :meth:`build` makes the ``Run``."""
 
@@ -853,8 +857,14 @@ class Parser:
         frame["error"] = self.error_col + [""] * len(running)
         tasks = conform_eventlog("tasks", frame)
         del frame
-        tasks = tasks.sort_values(["stage_id", "stage_attempt", "task_id"], kind="stable")
-        return tasks.reset_index(drop=True)
+        # by stage attempt and task id (a stable sort, as sort_values'), copied only if needed
+        order = np.lexsort((tasks["task_id"].to_numpy(), tasks["stage_attempt"].to_numpy(),
+                            tasks["stage_id"].to_numpy()))
+        if (order == np.arange(len(order))).all():
+            return tasks.reset_index(drop=True) if not _is_range(tasks.index) else tasks
+        tasks = tasks.take(order)
+        tasks.index = pd.RangeIndex(len(tasks))
+        return tasks
 
     def build(self, source: str) -> Run:
         app = self.app

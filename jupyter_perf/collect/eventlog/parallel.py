@@ -27,6 +27,7 @@ import threading
 from array import array
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ import orjson
 from . import parser as _parser
 from . import typed
 from .parser import NUMERIC_FIELDS, START_FIELDS, Parser
+from .sql import sql_update_pairs
 
 CHUNK_BYTES = 16 << 20      # a worker's byte range
 MIN_BYTES = 64 << 20        # smaller files are read serially (a worker's start costs more)
@@ -96,17 +98,17 @@ class Tasks:
     event in line order, its line offset in the chunk and whether it is a TaskEnd; the
     TaskStarts' numbers (rows of ``START_FIELDS``) and strings; the TaskEnds' numbers (rows of
     ``NUMERIC_FIELDS``), record (strings, has metrics, status, error, end reason: a code into
-    ``records``) and SQL updates (``counts[i]`` pairs of ``acc_ids`` / ``values``, or
+    ``records``) and SQL updates (the next ``counts[i]`` (id, update) ``pairs``, or
     ``_UNREAD``: not read, the line being ``size[i]`` bytes at ``where[i]`` in the file)."""
 
     __slots__ = ("offsets", "is_end", "starts", "start_codes", "strings", "ends", "end_codes",
-                 "records", "counts", "acc_ids", "values", "where", "size")
+                 "records", "counts", "pairs", "where", "size")
 
     def __init__(self) -> None:
         self.offsets, self.is_end = array("q"), bytearray()
         self.starts, self.start_codes, self.strings = array("d"), array("q"), []
         self.ends, self.end_codes, self.records = array("d"), array("q"), []
-        self.counts, self.acc_ids, self.values = array("q"), array("q"), array("q")
+        self.counts, self.pairs = array("q"), array("q")
         self.where, self.size = array("q"), array("q")
 
 
@@ -143,8 +145,8 @@ def decode_chunk(path: str, start: int, end: int, sql: bool = True) -> tuple:
             continue
         name = line[10:line.find(b'"', 10)]
         if name == _TASK_END:
-            record = _task_end(line, loads, decode_error, sql, here)
-            if record is None or not _add_end(tasks, records_at, *record):
+            record = _task_end(line, loads, decode_error, sql)
+            if record is None or not _add_end(tasks, records_at, record, here, len(line)):
                 raw.append((n, line))
                 continue
             offsets.append(n)
@@ -177,72 +179,61 @@ def decode_chunk(path: str, start: int, end: int, sql: bool = True) -> tuple:
     return lines, unneeded, raw, tasks
 
 
-def _add_end(tasks: Tasks, records_at: dict, row: array, fields: tuple) -> bool:
-    """Add a TaskEnd's record to ``tasks``; False (nothing added) if its SQL updates are bad
-    or out of range, or its record cannot be kept in the table (the parser reads it)."""
-    *record, updates, where, size = fields
-    if updates is None:
-        return False
+def _add_end(tasks: Tasks, records_at: dict, record: tuple, where: int, size: int) -> bool:
+    """Add a TaskEnd (:func:`_task_end`'s record) to ``tasks``; False (nothing added) if its
+    record cannot be kept in the table (an unhashable end reason: the parser reads it)."""
+    row, fields, pairs = record
     try:
-        key = tuple(record)
-        code = records_at.get(key)
+        code = records_at.get(fields)
         if code is None:
-            code = records_at[key] = len(tasks.records)
-            tasks.records.append(key)
-        if updates is False:
-            count = _UNREAD
-        else:
-            count = len(updates)
-            ids = array("q", [i for i, _ in updates])
-            values = array("q", [v for _, v in updates])
-            tasks.acc_ids.extend(ids)
-            tasks.values.extend(values)
-    except (TypeError, OverflowError):    # an unhashable end reason, an update past 64 bits
+            code = records_at[fields] = len(tasks.records)
+            tasks.records.append(fields)
+    except TypeError:
         return False
     tasks.ends.extend(row)
     tasks.end_codes.append(code)
-    tasks.counts.append(count)
-    tasks.where.append(where or 0)
-    tasks.size.append(size or 0)
+    if pairs is None:
+        tasks.counts.append(_UNREAD)
+        tasks.where.append(where)
+        tasks.size.append(size)
+    else:
+        tasks.counts.append(len(pairs) >> 1)
+        tasks.pairs.extend(pairs)
+        tasks.where.append(0)
+        tasks.size.append(0)
     return True
 
 
-def _task_end(line: bytes, loads: Any, decode_error: Any, sql: bool = True,
-              where: int = 0) -> tuple | None:
-    """A TaskEnd line's record with its SQL updates read (None: bad updates; False: not read,
-    and the line is ``where`` in the file), or None when anything about the line is not clean
-    (the parser then reads it and says why)."""
+def _task_end(line: bytes, loads: Any, decode_error: Any, sql: bool = True) -> tuple | None:
+    """A TaskEnd line's (numbers, record: strings, has metrics, status, error, end reason,
+    SQL updates as int64 (id, update) pairs, or None when ``sql`` is False: not read), or
+    None when the parser is to read the line: anything about it not clean, its SQL updates
+    bad or past 64 bits (it then says why, if that matters)."""
     try:
         stripped, accumulables = _parser.split_accumulables(line)
+        row = info = None
         if accumulables is not None:
             try:
                 row, fields = typed.task_end_record(stripped)
             except Exception:   # noqa: BLE001 - read the old way (which names the cause)
-                pass
-            else:
-                return _task_end_result(row, fields, accumulables, None, sql, where, line)
-        try:
-            event = loads(stripped)
-        except decode_error:
-            accumulables = None
-            event = loads(line)
-        if type(event) is not dict or event.get("Event") != "SparkListenerTaskEnd":
-            return None
-        row, fields = _parser.task_end_record(event, accumulables)
-        return _task_end_result(row, fields[:5], accumulables, fields[7], sql, where, line)
+                row = None
+        if row is None:
+            try:
+                event = loads(stripped)
+            except decode_error:
+                accumulables = None
+                event = loads(line)
+            if type(event) is not dict or event.get("Event") != "SparkListenerTaskEnd":
+                return None
+            row, fields = _parser.task_end_record(event, accumulables)
+            fields, info = fields[:5], fields[7]
+        if not sql:
+            return row, fields, None
+        if accumulables is not None:
+            return row, fields, sql_update_pairs(accumulables)
+        return row, fields, array("q", chain.from_iterable(_parser.task_updates(None, info)))
     except Exception:   # noqa: BLE001 - the parser reads it again and says why
         return None
-
-
-def _task_end_result(row: array, fields: tuple, accumulables: bytes | None, info: Any,
-                     sql: bool, where: int, line: bytes) -> tuple:
-    if not sql:
-        return row, fields + (False, where, len(line))
-    try:
-        updates = _parser.task_updates(accumulables, info)
-    except _parser.BadEvent:
-        updates = None             # the parser reads the line and says so if it matters
-    return row, fields + (updates, None, None)
 
 
 def apply_chunk(parser: Parser, result: tuple, first_line: int, fd: int = -1) -> int:
@@ -296,8 +287,8 @@ class Fold:
         self.unread = np.zeros(n, dtype=bool)        # a TaskEnd whose SQL updates were not read
         self.unread[at_end] = counts == _UNREAD
         self.first_update = np.concatenate([[0], np.cumsum(np.maximum(counts, 0))])
-        self.acc_ids = np.frombuffer(tasks.acc_ids, dtype=np.int64)
-        self.values = np.frombuffer(tasks.values, dtype=np.int64)
+        pairs = np.frombuffer(tasks.pairs, dtype=np.int64).reshape(-1, 2)
+        self.acc_ids, self.values = pairs[:, 0], pairs[:, 1]
         self.codes = np.frombuffer(tasks.end_codes, dtype=np.int64)
         records = tasks.records
         intern = parser._intern.setdefault

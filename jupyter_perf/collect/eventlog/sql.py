@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 from array import array
+from itertools import chain
 from typing import Any, Iterable
 
 import numpy as np
@@ -70,6 +71,15 @@ def sql_updates(accumulables: bytes) -> list[tuple[int, int]]:
             except (KeyError, TypeError, ValueError):
                 continue
     return out
+
+
+def sql_update_pairs(accumulables: bytes) -> array:
+    """:func:`sql_updates` as one int64 array of (id, update) pairs in order, made without a
+    tuple per update (raises OverflowError for a value past 64 bits)."""
+    found = _UPDATE.findall(accumulables)
+    if len(found) == accumulables.count(_SQL_MARK):
+        return array("q", map(int, chain.from_iterable(found)))
+    return array("q", chain.from_iterable(sql_updates(accumulables)))
 
 
 def _scala_hash(x: int) -> int:

@@ -109,7 +109,7 @@ def task_end_record(stripped: bytes) -> tuple[array, tuple]:
     metrics = getattr(e, _METRICS_AT)
     if metrics is not None and all(values[i] is None for i in _METRIC_INDEX):
         raise NotTyped                    # {} or only unknown metrics: bool(dict) decides
-    row = _parser._numbers(values)
+    row = _numbers(values, NUMERIC_FIELDS, _END_IDS)
     executor, host, locality, speculative, failed, killed = texts
     strings = (executor or "", host or "", locality or "", bool(speculative))
     reason = reason if reason is not None else _parser._EMPTY
@@ -124,9 +124,30 @@ def task_start_record(line: bytes) -> tuple[array, tuple[str, str, str, bool]]:
     values, texts, (event,) = _START_READ(e)
     if event != _EVENT_START:
         raise NotTyped
-    row = _parser._numbers(values, START_FIELDS)
+    row = _numbers(values, START_FIELDS, _START_IDS)
     executor, host, locality, speculative = texts[:4]
     return row, (executor or "", host or "", locality or "", bool(speculative))
 
 
 _FINISH_AT = NUMERIC_FIELDS.index("Task Info.Finish Time")
+_END_IDS = tuple(NUMERIC_FIELDS.index(f) for f in _parser._ID_FIELDS)
+_START_IDS = tuple(START_FIELDS.index(f) for f in _parser._ID_FIELDS)
+
+
+def _numbers(values: tuple, fields: list[str], ids: tuple[int, ...]) -> array:
+    """:func:`.parser._numbers` of typed values, in one step where nothing needs a closer
+    look: msgspec gave only ints, floats and None (never a bool, which the parser's check
+    is for), so a row with no None converts at once; anything else (a None, a number out of
+    range, an id that is not whole) is the parser's to convert or refuse."""
+    try:
+        row = array("d", values)
+    except (TypeError, OverflowError):
+        return _parser._numbers(values, fields)
+    for i in ids:
+        v = row[i]
+        if not (0 <= v <= _MAX_ID and v == int(v)):
+            return _parser._numbers(values, fields)
+    return row
+
+
+_MAX_ID = _parser._MAX_ID

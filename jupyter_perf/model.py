@@ -207,10 +207,12 @@ def _typed_tasks(table: pd.DataFrame) -> pd.DataFrame:
             table[column] = table[column].fillna("").astype(str)
     extra = [c for c in table.columns if c not in TASK_COLUMNS]
     table = table[TASK_COLUMNS + extra]            # a new frame (its data copied)
-    index = table.index
-    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
-        return table
-    return table.reset_index(drop=True)
+    return table if is_plain_index(table.index) else table.reset_index(drop=True)
+
+
+def is_plain_index(index: pd.Index) -> bool:
+    """``index`` is 0, 1, ... n-1 (what ``reset_index(drop=True)`` would give)."""
+    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
 
 
 

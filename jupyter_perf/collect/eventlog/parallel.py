@@ -216,7 +216,7 @@ def _task_end(line: bytes, loads: Any, decode_error: Any, sql: bool = True) -> t
             try:
                 row, fields = typed.task_end_record(stripped)
             except Exception:   # noqa: BLE001 - read the old way (which names the cause)
-                row = None
+                pass
         if row is None:
             try:
                 event = loads(stripped)
@@ -300,6 +300,9 @@ class Fold:
                               dtype=np.int8).reshape(-1, 2)
         self.won = np.array([r[2] == "SUCCESS" for r in records], dtype=bool)
         self.resubmitted = np.array([r[4] == "Resubmitted" for r in records], dtype=bool)
+        self.unsuccessful = np.zeros(n, dtype=bool)  # a TaskEnd whose reason is not Success
+        self.unsuccessful[at_end] = np.array([r[4] != "Success" for r in records],
+                                             dtype=bool)[self.codes]
 
     def until(self, offset: int) -> None:
         """Fold the events on lines before ``offset`` (in the chunk)."""
@@ -380,17 +383,9 @@ class Fold:
                     if not st["first_task_launched_ms"] <= first:
                         st["first_task_launched_ms"] = first
         # failed and killed attempts counted on their jobs
-        rows = row[keep]
-        odd = rows[np.array([self.kind[c] != "Success" for c in self.codes[rows].tolist()],
-                            dtype=bool)] if len(rows) else rows
-        for r in odd.tolist():
-            kind = self.kind[self.codes[r]]
-            failed = kind != "Success" and kind not in _parser._KILLED_REASONS
-            if failed or kind in _parser._KILLED_REASONS:
-                for job_id in parser.stage_jobs.get(int(self.ends[r, _parser._STAGE]), ()):
-                    job = parser.jobs.get(job_id)
-                    if job is not None:
-                        job["num_failed_tasks" if failed else "num_killed_tasks"] += 1
+        taken = keep & self.unsuccessful[a:b]
+        for s, r in zip(stage[taken].tolist(), row[taken].tolist()):
+            parser._count_on_jobs(s, self.kind[self.codes[r]])
 
     def _add(self, rows: np.ndarray) -> None:
         """Parser._add_task for these TaskEnds' rows, in order."""
@@ -430,15 +425,15 @@ class Fold:
                                      self.index[a:b][mine].tolist()))
             if not live:
                 continue
-            rows = self.row_of[a:b][mine & end]
-            if not len(rows):
+            ended = mine & end
+            if not ended.any():
                 continue
+            rows = self.row_of[a:b][ended]
             counts = self.counts[rows]
-            firsts = self.first_update[rows]
-            total = int(counts.sum())
-            at = np.repeat(firsts - np.cumsum(counts) + counts, counts) + np.arange(total)
-            st.update_many(self.ends[rows, _parser._TASK].astype(np.int64),
-                           self.ends[rows, _parser._INDEX].astype(np.int64),
+            # the positions of these TaskEnds' update pairs, in order
+            at = np.repeat(self.first_update[rows] - np.cumsum(counts) + counts, counts) + \
+                np.arange(int(counts.sum()))
+            st.update_many(self.task[a:b][ended], self.index[a:b][ended],
                            self.won[self.codes[rows]], counts, self.acc_ids[at],
                            self.values[at])
 

@@ -22,7 +22,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from ...model import Run
+from ...model import Run, is_plain_index
 from ..fields import KEPT_PROPERTIES, PEAK_MEMORY_FIELDS, sorted_stage_memory
 from .fields import EVENTLOG_TASK_FIELDS, conform_eventlog
 from .sql import SQL_PREFIX as SQL
@@ -353,10 +353,6 @@ def task_updates(accumulables: bytes | None, info: dict | None) -> list[tuple[in
             _updates_of((info or _EMPTY).get("Accumulables"))
     except (orjson.JSONDecodeError, ValueError):
         raise BadEvent(_BAD_ACCUMULABLES) from None
-
-
-def _is_range(index: pd.Index) -> bool:
-    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
 
 
 class Parser:
@@ -716,12 +712,17 @@ class Parser:
         self.running.pop(task_id, None)
         self._add_task(row, strings, has_metrics, status, error)
         self._seen(row[_FINISH])
-        failed = kind != "Success" and kind not in _KILLED_REASONS
-        if failed or kind in _KILLED_REASONS:
-            for job_id in self.stage_jobs.get(stage_id, ()):
-                job = self.jobs.get(job_id)
-                if job is not None:
-                    job["num_failed_tasks" if failed else "num_killed_tasks"] += 1
+        if kind != "Success":
+            self._count_on_jobs(stage_id, kind)
+
+    def _count_on_jobs(self, stage_id: int, kind: Any) -> None:
+        """A task attempt of ``stage_id`` that ended with reason ``kind`` (not "Success"):
+        counted as failed or killed on the stage's jobs."""
+        failed = kind not in _KILLED_REASONS
+        for job_id in self.stage_jobs.get(stage_id, ()):
+            job = self.jobs.get(job_id)
+            if job is not None:
+                job["num_failed_tasks" if failed else "num_killed_tasks"] += 1
 
     def _add_task(self, row: array, strings: tuple[str, str, str, bool], has_metrics: bool,
                   status: str, error: str) -> None:
@@ -861,7 +862,7 @@ class Parser:
         order = np.lexsort((tasks["task_id"].to_numpy(), tasks["stage_attempt"].to_numpy(),
                             tasks["stage_id"].to_numpy()))
         if (order == np.arange(len(order))).all():
-            return tasks.reset_index(drop=True) if not _is_range(tasks.index) else tasks
+            return tasks if is_plain_index(tasks.index) else tasks.reset_index(drop=True)
         tasks = tasks.take(order)
         tasks.index = pd.RangeIndex(len(tasks))
         return tasks

@@ -112,8 +112,12 @@ def driver_collect(spark) -> None:
 
 def spill_sort(spark) -> None:
     """A sort of more data than the execution memory holds (the spill session): each of the
-    two tasks generates its rows and sorts them, spilling."""
-    (spark.range(0, 400_000, 1, 2)
+    two tasks generates its rows and sorts them, spilling. 1.2M rows: at 400k the whole query
+    took 0.3-0.7 s, a third of it the driver's planning and job set-up between tasks, and on
+    a fresh CI machine with both cores hogged that share reached 52% (a driver-bound verdict
+    for a query whose tasks spent all their time sorting and spilling); at 1.2M it is 11-17%,
+    quiet or busy."""
+    (spark.range(0, 1_200_000, 1, 2)
           .selectExpr("reverse(cast(id * 7919 % 1000003 AS string)) AS h",
                       "repeat('x', 40) AS pad")
           .sortWithinPartitions("h")

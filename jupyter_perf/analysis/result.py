@@ -111,6 +111,7 @@ class Analysis:
         self.resource_params = resource_params or ResourceParams()
         self.timeline: Timeline = build_timeline(run)
         self._cache: dict[tuple, float] = {}
+        self._makespans: dict[tuple, np.ndarray] = {}   # (scenario, slots factor) -> per group
         self._stretch: np.ndarray | None = None     # per task: contention share (task_breakdown)
 
     # -- pieces -----------------------------------------------------------
@@ -273,30 +274,37 @@ class Analysis:
         """Raw simulated time of the task groups for a scenario (no driver gaps, not scaled)."""
         key = (float(disk), float(network), float(slots_factor), bool(gc), bool(stragglers))
         if key not in self._cache:
-            if key == (1.0, 1.0, 1.0, True, True):
-                self._cache[key] = self.simulated_baseline_ms
-            else:
-                d = scenario_durations(self._inputs, disk, network, gc, stragglers)
-                if d is self.timeline.duration and slots_factor == 1.0:
-                    self._cache[key] = self.simulated_baseline_ms    # nothing changed
-                else:
-                    io = float(disk) != 1.0 or float(network) != 1.0
-                    cpu_d = scenario_durations(self._inputs, 1.0, 1.0, gc, stragglers) if io else d
-                    self._cache[key] = self._replay_total(d, float(slots_factor), cpu_d, io)
+            self._cache[key] = self._replay_total((key[0], key[1], gc, stragglers), key[2])
         return self._cache[key]
 
-    def _replay_total(self, d: np.ndarray, slots_factor: float, cpu_d: np.ndarray,
-                      io: bool) -> float:
-        """The replay of ``d``, floored by the host's measured CPU work where more slots or a
-        faster disk/network cannot beat it (``cpu_d``: the durations without the disk/network
-        savings; see ``analysis/hostcpu.py``)."""
-        r = replay(self.timeline, d, slots_factor)
+    def _makespan(self, scenario: tuple, slots_factor: float) -> np.ndarray:
+        """Per group: the replay's makespan of a scenario's durations (``scenario``: disk,
+        network, gc, stragglers as :func:`scenario_durations` takes them) at ``slots_factor``.
+        Computed once per pair: the point and the range of one what-if, and the host floor of
+        every disk/network scenario, replay the same durations."""
+        key = (*scenario, float(slots_factor))
+        if key not in self._makespans:
+            d = scenario_durations(self._inputs, *scenario)
+            if d is self.timeline.duration and slots_factor == 1.0:
+                self._makespans[key] = self.baseline.makespan        # nothing changed
+            else:
+                self._makespans[key] = replay(self.timeline, d, slots_factor).makespan
+        return self._makespans[key]
+
+    def _at_measured(self, scenario: tuple) -> np.ndarray:
+        """The makespans the host floor scales (``analysis/hostcpu.py``): the scenario's
+        durations without its disk/network savings, at the measured slots."""
+        return self._makespan((1.0, 1.0, *scenario[2:]), 1.0)
+
+    def _replay_total(self, scenario: tuple, slots_factor: float) -> float:
+        """The replay of a scenario, floored by the host's measured CPU work where more slots
+        or a faster disk/network cannot beat it (see ``analysis/hostcpu.py``)."""
+        makespan = self._makespan(scenario, slots_factor)
+        io = scenario[0] != 1.0 or scenario[1] != 1.0
         share = self.cpu_share
         if not (slots_factor > 1.0 or io) or not share.any():
-            return r.total_ms       # the host floor cannot bind (see analysis/hostcpu.py)
-        at_measured = (self.baseline.makespan if cpu_d is self.timeline.duration
-                       else replay(self.timeline, cpu_d, 1.0).makespan)
-        return float(with_floor(r.makespan, at_measured, share).sum())
+            return float(makespan.sum())  # the host floor cannot bind (see analysis/hostcpu.py)
+        return float(with_floor(makespan, self._at_measured(scenario), share).sum())
 
     def whatif(self, disk: float = 1.0, network: float = 1.0, slots_factor: float = 1.0,
                gc: bool = True, stragglers: bool = True) -> float:
@@ -324,13 +332,9 @@ class Analysis:
                "range_reason": None}
         if float(slots_factor) <= 1.0 or not needs_range(self.run) or not len(self.run.tasks):
             return out
-        d = scenario_durations(self._inputs, disk, network, gc, stragglers)
-        io = float(disk) != 1.0 or float(network) != 1.0
-        cpu_d = scenario_durations(self._inputs, 1.0, 1.0, gc, stragglers) if io else d
-        at_measured = (self.baseline.makespan if cpu_d is self.timeline.duration
-                       else replay(self.timeline, cpu_d, 1.0).makespan)
-        r = replay(self.timeline, d, float(slots_factor))
-        sim = float(with_floor(r.makespan, at_measured, self.no_spare_share).sum())
+        scenario = (float(disk), float(network), bool(gc), bool(stragglers))
+        sim = float(with_floor(self._makespan(scenario, float(slots_factor)),
+                               self._at_measured(scenario), self.no_spare_share).sum())
         high = predict(self.actual_ms, self.driver_gap_ms, self.simulated_baseline_ms, sim)
         return out | {"predicted_low_ms": low, "predicted_high_ms": max(high, low),
                       "range_reason": range_reason(self.run)}
@@ -350,7 +354,14 @@ class Analysis:
     # -- tables -----------------------------------------------------------
     def stage_table(self) -> pd.DataFrame:
         """The run's stage table (:meth:`~jupyter_perf.model.Run.stage_table`): stages with sums
-        over all their task attempts, as Spark's REST /stages reports them."""
+        over all their task attempts, as Spark's REST /stages reports them. A copy: callers
+        may add columns."""
+        return self._stages.copy()
+
+    @functools.cached_property
+    def _stages(self) -> pd.DataFrame:
+        """The stage table, grouped once (a groupby over every task attempt: ~65 ms for 250k)
+        and only read here: the summary and the exchange share both use it."""
         return self.run.stage_table()
 
     def _jobs(self) -> list[dict]:
@@ -460,7 +471,7 @@ class Analysis:
         wrote nothing): their CPU is producing, serialising and reading the shuffled rows."""
         if not len(table) or total <= 0:
             return 0.0
-        stages = self.stage_table()
+        stages = self._stages
         wrote = {int(r["stage_id"]): float(r.get("output_bytes") or 0.0)
                  for r in stages.to_dict("records")}
         members: dict[int, list[str]] = {}
@@ -647,7 +658,7 @@ class Analysis:
     def summary(self) -> dict:
         """JSON-able digest with DESIGN.md's schema (and a few extra keys)."""
         run = self.run
-        stages = self.stage_table()
+        stages = self._stages
         stage_rows = []
         for rec in stages.to_dict("records"):
             row = {k: rec.get(k) for k in STAGE_KEYS}

@@ -77,12 +77,17 @@ def lost_executors(executors: pd.DataFrame, tasks: pd.DataFrame, start_ms: float
     reason (Spark's, else the failure's), ``failed`` (attempts that failed with it), ``rerun``
     (finished attempts run again: their output was lost), ``finished`` (attempts it finished,
     all kept in the run), ``errors`` (up to three of those failures' texts)."""
-    errors = tasks["error"].fillna("").astype(str)
-    named = errors.str.extract(LOST_FAILURE, expand=False)
+    # only the attempts with an error are searched and, unless an executor was lost, nothing
+    # else is computed per task (0.14 s for 250k attempts without a loss, before)
+    error = tasks["error"]
+    said_any = error.notna().to_numpy()
+    named = pd.Series(np.nan, index=tasks.index, dtype="object")
+    if said_any.any():
+        named[said_any] = error[said_any].astype(str).str.extract(LOST_FAILURE, expand=False)
     by_id = {} if executors is None or executors.empty else {
         str(e["executor_id"]): e for e in executors.to_dict("records")}
-    on = tasks["executor_id"].astype(str).to_numpy()
-    failed_on = set(on[(tasks["status"] == "FAILED").to_numpy()])
+    failed = (tasks["status"] == "FAILED").to_numpy()
+    failed_on = set(tasks["executor_id"][failed].astype(str))
     # removed in the window; or after it, having run one of its failed attempts: an executor
     # killed by its task's error (an OutOfMemoryError exits it with code 52) can be removed
     # just after the job failed and the cell ended
@@ -91,6 +96,10 @@ def lost_executors(executors: pd.DataFrame, tasks: pd.DataFrame, start_ms: float
            and (_number(ex.get("remove_ms")) <= end_ms or eid in failed_on)
            and not DELIBERATE.search(_text(ex.get("remove_reason")))]
     ids += sorted(set(named.dropna()) - set(ids))
+    if not ids:
+        return []
+    errors = error.fillna("").astype(str)
+    on = tasks["executor_id"].astype(str).to_numpy()
     succeeded = (tasks["status"] == "SUCCESS").to_numpy()
     again = resubmitted(tasks)
     rows = []
@@ -107,7 +116,7 @@ def lost_executors(executors: pd.DataFrame, tasks: pd.DataFrame, start_ms: float
                      "failed": len(said),
                      # what its lost attempts, or its own failed ones, said
                      "errors": [str(e) for e in said.head(3)] + [
-                         str(e) for e in errors[mine & (tasks["status"] == "FAILED").to_numpy()
+                         str(e) for e in errors[mine & failed
                                                 & (named != eid).to_numpy()].head(3)],
                      "rerun": int((again & mine).sum()),
                      "finished": int((succeeded & mine).sum())})

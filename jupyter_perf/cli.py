@@ -349,7 +349,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from .collect.eventlog import EventLogError
     from .collect.past import SourceError
-    from .collect.rest import RestError
 
     _say_warnings()
     handlers = {"analyze": cmd_analyze, "runs": cmd_runs, "report": cmd_report,
@@ -357,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "regressions": cmd_regressions}
     try:
         return handlers[args.command](args)
-    except (JupyterPerfError, EventLogError, RestError, SourceError) as exc:
+    except (JupyterPerfError, EventLogError, SourceError) as exc:   # RestError is one too
         print(f"jupyter-perf: error: {one_line(exc, with_type=False)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

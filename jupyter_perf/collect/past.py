@@ -8,12 +8,17 @@ path (file or rolled ``eventlog_v2_*`` directory).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
 from ..errors import JupyterPerfError
 from ..model import Run
 from .eventlog import EventLogError, load_eventlog
-from .history import list_applications, load_rest
-from .rest import RestError, RestUnreachable
+
+if TYPE_CHECKING:
+    from .rest import RestError
+
+# The REST readers (requests, urllib3: ~0.1 s to import) load only for a URL: an event log's
+# analysis by the CLI does not wait for them.
 
 
 class SourceError(JupyterPerfError):
@@ -26,6 +31,9 @@ def is_url(source: str) -> bool:
 
 def only_application(url: str, timeout: float = 30.0) -> str:
     """The id of the one application a server knows, or a SourceError listing a few."""
+    from .history import list_applications
+    from .rest import RestUnreachable
+
     base = url.rstrip("/")
     try:
         apps = list_applications(base, timeout=timeout)
@@ -51,11 +59,21 @@ def load_source(path_or_url: str | os.PathLike, app: str | None = None,
     """
     source = os.fspath(path_or_url)
     if is_url(source):
+        from .history import load_rest
+
         return load_rest(source, app or only_application(source), attempt)
     if app is not None:
         raise SourceError(f"--app is for History Server / Spark UI URLs; {source} is read as an "
                           "event log (drop --app)")
     return load_eventlog(source)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RestError":               # exported, imported when asked for
+        from .rest import RestError
+
+        return RestError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["EventLogError", "RestError", "SourceError", "is_url", "load_source",

@@ -38,6 +38,8 @@ Definitions (per stage attempt, over its successful task attempts):
 """
 from __future__ import annotations
 
+from itertools import compress
+
 import numpy as np
 import pandas as pd
 
@@ -281,7 +283,10 @@ def analyze_stragglers(run: Run, tl: Timeline, per_task: pd.DataFrame,
             explained |= causes[c]
         causes["host_noise"] = strag & ~explained
 
-    cause_lists = [[c for c in CAUSES if causes[c][i]] for i in rows]
+    # per row, its causes in CAUSES' order (one row of a bool matrix each, not a lookup per
+    # cause and row: 0.14 s for the 250k-task benchmark log's rows before)
+    flags = np.stack([causes[c][rows] for c in CAUSES], axis=1).tolist()
+    cause_lists = [list(compress(CAUSES, f)) for f in flags]
     df = pd.DataFrame({
         "stage_id": t["stage_id"].to_numpy()[rows],
         "stage_attempt": t["stage_attempt"].to_numpy()[rows],

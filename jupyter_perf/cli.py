@@ -347,16 +347,13 @@ def _say_warnings() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from .collect.eventlog import EventLogError
-    from .collect.past import SourceError
-
     _say_warnings()
     handlers = {"analyze": cmd_analyze, "runs": cmd_runs, "report": cmd_report,
                 "compare": cmd_compare, "accuracy": cmd_accuracy, "history": cmd_history,
                 "regressions": cmd_regressions}
     try:
         return handlers[args.command](args)
-    except (JupyterPerfError, EventLogError, SourceError) as exc:   # RestError is one too
+    except JupyterPerfError as exc:   # EventLogError, SourceError and RestError are ones
         print(f"jupyter-perf: error: {one_line(exc, with_type=False)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

@@ -274,7 +274,7 @@ class Analysis:
         """Raw simulated time of the task groups for a scenario (no driver gaps, not scaled)."""
         key = (float(disk), float(network), float(slots_factor), bool(gc), bool(stragglers))
         if key not in self._cache:
-            self._cache[key] = self._replay_total((key[0], key[1], gc, stragglers), key[2])
+            self._cache[key] = self._replay_total((key[0], key[1], key[3], key[4]), key[2])
         return self._cache[key]
 
     def _makespan(self, scenario: tuple, slots_factor: float) -> np.ndarray:

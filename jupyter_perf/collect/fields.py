@@ -179,4 +179,6 @@ def map_fields(table: str, fields: FieldMap, raw: pd.DataFrame) -> pd.DataFrame:
     for column in raw.columns:          # already in the model's names (derived by a collector)
         if column in known and column not in out:
             out[column] = raw[column]
-    return pd.DataFrame(out, index=raw.index)
+    # A task table's columns are copied into one frame by conform (model._typed_tasks) in
+    # the end: not here as well (a quarter of a million rows' blocks merged twice)
+    return pd.DataFrame(out, index=raw.index, copy=table != "tasks")

@@ -291,10 +291,9 @@ class Fold:
         self.acc_ids, self.values = pairs[:, 0], pairs[:, 1]
         self.codes = np.frombuffer(tasks.end_codes, dtype=np.int64)
         records = tasks.records
-        intern = parser._intern.setdefault
-        self.texts = [[intern(r[0][i], r[0][i]) for r in records] for i in range(3)]
-        self.status = [r[2] for r in records]
-        self.error = [intern(r[3], r[3]) for r in records]
+        # each record's (executor, host, locality, status, error) as the parser's code
+        self.text_codes = np.array([parser.text_code((*r[0][:3], r[2], r[3])) for r in records],
+                                   dtype=np.int64)
         self.kind = [r[4] for r in records]
         self.flags = np.array([[bool(r[1]), bool(r[0][3])] for r in records],
                               dtype=np.int8).reshape(-1, 2)
@@ -401,11 +400,7 @@ class Fold:
         flags = self.flags[codes]
         parser.has_metrics.frombytes(flags[:, 0].tobytes())
         parser.speculative.frombytes(flags[:, 1].tobytes())
-        codes = codes.tolist()
-        for col, table in ((parser.executor_col, self.texts[0]), (parser.host_col, self.texts[1]),
-                           (parser.locality_col, self.texts[2]), (parser.status_col, self.status),
-                           (parser.error_col, self.error)):
-            col.extend(map(table.__getitem__, codes))
+        parser.text_codes.frombytes(self.text_codes[codes].tobytes())
 
     def _sql(self, a: int, b: int) -> None:
         """SqlListener.task_start / task_end of the events of SQL executions' stages."""

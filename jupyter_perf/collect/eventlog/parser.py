@@ -378,16 +378,15 @@ class Parser:
         self.events = 0
         self.first_time = np.inf       # of jobs, stages and tasks, epoch ms
         self.last_time = 0.0
-        # task attempts: rows of len(NUMERIC_FIELDS) numbers, strings in interned lists
+        # task attempts: rows of len(NUMERIC_FIELDS) numbers; their strings (executor, host,
+        # locality, status, error) as a code into the table of the distinct ones (a log has
+        # few: the columns are taken from it at once, not converted from 250k strings each)
         self.numbers = array("d")
         self.has_metrics = array("b")
         self.speculative = array("b")
-        self.executor_col: list[str] = []
-        self.host_col: list[str] = []
-        self.locality_col: list[str] = []
-        self.status_col: list[str] = []
-        self.error_col: list[str] = []
-        self._intern: dict[str, str] = {}
+        self.text_codes = array("q")
+        self.texts: list[tuple[str, str, str, str, str]] = []
+        self._text_code: dict[tuple[str, str, str, str, str], int] = {}
         self.handlers: dict[bytes, Callable[[dict], None]] = {
             b"SparkListenerLogStart": self.on_log_start,
             b"SparkListenerApplicationStart": self.on_app_start,
@@ -727,16 +726,20 @@ class Parser:
     def _add_task(self, row: array, strings: tuple[str, str, str, bool], has_metrics: bool,
                   status: str, error: str) -> None:
         """Append one checked task attempt (nothing here can fail half-way)."""
+        executor, host, locality, speculative = strings
+        code = self.text_code((executor, host, locality, status, error))
         self.numbers.extend(row)
         self.has_metrics.append(has_metrics)
-        executor, host, locality, speculative = strings
-        intern = self._intern.setdefault
         self.speculative.append(speculative)
-        self.executor_col.append(intern(executor, executor))
-        self.host_col.append(intern(host, host))
-        self.locality_col.append(intern(locality, locality))
-        self.status_col.append(status)
-        self.error_col.append(intern(error, error))
+        self.text_codes.append(code)
+
+    def text_code(self, texts: tuple[str, str, str, str, str]) -> int:
+        """The code of a task attempt's (executor, host, locality, status, error)."""
+        code = self._text_code.get(texts)
+        if code is None:
+            code = self._text_code[texts] = len(self.texts)
+            self.texts.append(texts)
+        return code
 
     # -- executors ---------------------------------------------------------------
     def _executor(self, e: dict, ids: dict, host: Any, **fields: Any) -> None:
@@ -841,29 +844,38 @@ class Parser:
         k = len(NUMERIC_FIELDS)
         extra, running = self._running_rows()
         numbers = np.frombuffer(self.numbers, dtype="float64").reshape(-1, k)
-        numbers = np.vstack([numbers, extra]) if len(extra) else numbers.copy()
-        n = len(numbers)
-        strings = list(zip(*running)) or [(), (), (), ()]
-        frame = pd.DataFrame(numbers, columns=NUMERIC_FIELDS)
+        if len(extra):
+            numbers = np.vstack([numbers, extra])
+        texts = self.texts + [(executor, host, locality, "RUNNING", "")
+                              for executor, host, locality, _ in running]
+        codes = np.concatenate([np.frombuffer(self.text_codes, dtype="int64"),
+                                np.arange(len(self.texts), len(texts), dtype="int64")])
+        speculative = np.concatenate([np.frombuffer(self.speculative, dtype="int8") > 0,
+                                      np.array([s[3] for s in running], dtype=bool)])
+        has_metrics = np.concatenate([np.frombuffer(self.has_metrics, dtype="int8") > 0,
+                                      np.zeros(len(running), dtype=bool)])
+        # rows put in the table's order (by stage attempt and task id, stable as sort_values')
+        # here, in one take of the numbers (a copy: the parser's buffer stays its own), not
+        # column by column once conformed; that order is checked again below
+        order = np.lexsort((numbers[:, _TASK], numbers[:, _ATTEMPT], numbers[:, _STAGE]))
+        frame = pd.DataFrame(numbers[order], columns=NUMERIC_FIELDS)
         del numbers
-        frame["Task Info.Executor ID"] = self.executor_col + list(strings[0])
-        frame["Task Info.Host"] = self.host_col + list(strings[1])
-        frame["Task Info.Locality"] = self.locality_col + list(strings[2])
-        frame["Task Info.Speculative"] = np.concatenate(
-            [np.frombuffer(self.speculative, dtype="int8").astype(bool),
-             np.array(strings[3], dtype=bool)]) if n else np.zeros(0, dtype=bool)
-        frame["Task Metrics"] = np.concatenate([np.frombuffer(self.has_metrics, dtype="int8") > 0,
-                                                np.zeros(len(running), dtype=bool)])
-        frame["status"] = self.status_col + ["RUNNING"] * len(running)
-        frame["error"] = self.error_col + [""] * len(running)
+        codes = codes[order]
+        table = np.empty((len(texts), 5), dtype=object)
+        if texts:
+            table[:] = texts
+        for i, column in enumerate(("Task Info.Executor ID", "Task Info.Host",
+                                    "Task Info.Locality", "status", "error")):
+            frame[column] = table[codes, i]
+        frame["Task Info.Speculative"] = speculative[order]
+        frame["Task Metrics"] = has_metrics[order]
         tasks = conform_eventlog("tasks", frame)
         del frame
-        # by stage attempt and task id (a stable sort, as sort_values'), copied only if needed
         order = np.lexsort((tasks["task_id"].to_numpy(), tasks["stage_attempt"].to_numpy(),
                             tasks["stage_id"].to_numpy()))
         if (order == np.arange(len(order))).all():
             return tasks if is_plain_index(tasks.index) else tasks.reset_index(drop=True)
-        tasks = tasks.take(order)
+        tasks = tasks.take(order)       # ids past the model's range (conformed to -1)
         tasks.index = pd.RangeIndex(len(tasks))
         return tasks
 

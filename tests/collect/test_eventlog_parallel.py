@@ -110,6 +110,35 @@ def test_with_hostile_strings_damaged_lines_and_a_cut_off_end(monkeypatch, tmp_p
     assert set(run.tasks["status"]) >= {"SUCCESS", "FAILED", "KILLED"}
 
 
+def test_task_events_out_of_order(monkeypatch, tmp_path, sql_log):
+    """A range's task events are folded in bulk (the last event of each task decides whether
+    it still runs): TaskEnds logged before their TaskStart, TaskStarts logged twice, and
+    tasks that start and never end, in ranges that cut between a task's events, end as the
+    serial read ends them."""
+    import random
+    lines = _lines(str(sql_log))
+    rng = random.Random(7)
+    out = []
+    for line in lines:
+        head = line[:40]
+        if b"SparkListenerTaskStart" in head and rng.random() < 0.1:
+            out.append(line)                       # twice
+        if b"SparkListenerTaskEnd" in head and out and b"TaskStart" in out[-1][:40] \
+                and rng.random() < 0.3:
+            out.insert(len(out) - 1, line)         # before the TaskStart just before it
+            continue
+        if b"SparkListenerTaskEnd" in head and rng.random() < 0.02:
+            continue                               # never ends
+        out.append(line)
+    path = tmp_path / "app-reordered"
+    path.write_bytes(b"".join(out))
+    run, ranges = _parallel(monkeypatch, path, chunk_bytes=50_000)
+    serial = _serial(monkeypatch, path)
+    assert len(ranges) > 20
+    assert_same_run(run, serial)
+    assert (run.tasks["status"] == "RUNNING").sum() > 5      # tasks that never ended
+
+
 def test_a_rolled_log_of_plain_files(monkeypatch, tmp_path, sql_log):
     lines = _lines(str(sql_log))
     rolled = tmp_path / "eventlog_v2_app-1"

@@ -339,27 +339,31 @@ class Fold:
         # attempt whose task is not running is not taken
         running = parser.running
         keep = end.copy()
-        tasks = task.tolist()
+        k_start, starts, strings, codes = (self.k_start, self.tasks.starts, self.tasks.strings,
+                                           self.tasks.start_codes)
         if self.resubmitted.any() and self.resubmitted[self.codes[row[end]]].any():
-            for j, (t, is_end, r) in enumerate(zip(tasks, end.tolist(), row.tolist())):
+            for j, (t, is_end, r) in enumerate(zip(task.tolist(), end.tolist(), row.tolist())):
                 if not is_end:
                     running[t] = r
                 elif self.resubmitted[self.codes[r]] and t not in running:
                     keep[j] = False
                 else:
                     running.pop(t, None)
+            for t in task[~end].tolist():  # still running: its TaskStart's row and strings
+                r = running.get(t)
+                if type(r) is int:
+                    running[t] = (starts[r * k_start:(r + 1) * k_start], strings[codes[r]])
         else:
-            pop = running.pop
-            for t, is_end, r in zip(tasks, end.tolist(), row.tolist()):
-                if is_end:
-                    pop(t, None)
-                else:
-                    running[t] = r
-        k_start, starts, strings, codes = (self.k_start, self.tasks.starts, self.tasks.strings,
-                                           self.tasks.start_codes)
-        for t in task[~end].tolist():  # still running: its TaskStart's row and strings
-            r = running.get(t)
-            if type(r) is int:
+            # one after another, the last event of each task decides: after a TaskEnd it is
+            # not running, after a TaskStart it is, with that start's row and strings
+            ids, back = np.unique(task[::-1], return_index=True)
+            last = len(task) - 1 - back
+            started = ~end[last]
+            if running:
+                held = np.fromiter(running, dtype=np.int64, count=len(running))
+                for t in held[np.isin(held, ids[~started])].tolist():
+                    del running[t]
+            for t, r in zip(ids[started].tolist(), row[last[started]].tolist()):
                 running[t] = (starts[r * k_start:(r + 1) * k_start], strings[codes[r]])
         self._add(row[keep])
         # the times seen, the stages' first launch

@@ -318,8 +318,14 @@ def _status(info: dict, reason: dict | None) -> tuple[str, str]:
     if reason is None:
         return "RUNNING", ""
     get = info.get
-    status = ("FAILED" if get("Failed") else "KILLED" if get("Killed") else
-              "SUCCESS" if get("Finish Time") else "UNKNOWN")
+    return status_of(get("Failed"), get("Killed"), get("Finish Time"), reason)
+
+
+def status_of(failed: Any, killed: Any, finish: Any, reason: dict) -> tuple[str, str]:
+    """An ended task attempt's (status, error) from its Task Info's Failed, Killed and Finish
+    Time and its end reason."""
+    status = ("FAILED" if failed else "KILLED" if killed else
+              "SUCCESS" if finish else "UNKNOWN")
     return status, (_error_of(reason) if status != "SUCCESS" else "")
 
 

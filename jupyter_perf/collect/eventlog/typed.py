@@ -89,6 +89,7 @@ _END_READ = _reader("end", _END_AT, _END_EMPTY, NUMERIC_FIELDS,
 _START_READ = _reader("start", _START_AT, _START_EMPTY, START_FIELDS, ["Event"])
 _METRICS_AT = next(f.name for f in msgspec.structs.fields(_END) if f.encode_name == _METRICS)
 _METRIC_INDEX = [NUMERIC_FIELDS.index(p) for p in _METRIC_PATHS]
+_FIRST_METRIC = _METRIC_INDEX[0]
 _EVENT_END, _EVENT_START = "SparkListenerTaskEnd", "SparkListenerTaskStart"
 
 
@@ -107,14 +108,14 @@ def task_end_record(stripped: bytes) -> tuple[array, tuple]:
     if event != _EVENT_END:
         raise NotTyped
     metrics = getattr(e, _METRICS_AT)
-    if metrics is not None and all(values[i] is None for i in _METRIC_INDEX):
+    if metrics is not None and values[_FIRST_METRIC] is None and \
+            all(values[i] is None for i in _METRIC_INDEX):
         raise NotTyped                    # {} or only unknown metrics: bool(dict) decides
     row = _numbers(values, NUMERIC_FIELDS, _END_IDS)
     executor, host, locality, speculative, failed, killed = texts
     strings = (executor or "", host or "", locality or "", bool(speculative))
     reason = reason if reason is not None else _parser._EMPTY
-    info = {"Failed": failed, "Killed": killed, "Finish Time": values[_FINISH_AT]}
-    status, error = _parser._status(info, reason)
+    status, error = _parser.status_of(failed, killed, values[_FINISH_AT], reason)
     return row, (strings, metrics is not None, status, error, reason.get("Reason", "Success"))
 
 

@@ -212,3 +212,23 @@ def test_fast_path_equals_it_with_hostile_strings_and_damaged_task_lines(monkeyp
     assert set(run.tasks["status"]) >= {"SUCCESS", "FAILED", "KILLED"}
     assert run.extra["skipped_lines"]                  # the damaged ones, named
     assert len(run.sql_metrics)
+
+
+@pytest.mark.parametrize("update", ["0", "42", "-7", "007", "-0", "9223372036854775807",
+                                    "-9223372036854775808", "9223372036854775808",
+                                    "18446744073709551615", "99999999999999999999999"])
+def test_sql_update_pairs_convert_as_int_does(update):
+    """A worker's SQL updates (digits converted in one orjson call) are what int() makes of
+    each, and a value past 64 bits is refused the same way (the parser then reads the line)."""
+    from array import array
+
+    from jupyter_perf.collect.eventlog.sql import sql_update_pairs, sql_updates
+    items = (b'{"ID":3,"Name":"number of output rows","Update":"' + update.encode() +
+             b'","Value":"1","Internal":true,"Count Failed Values":true,"Metadata":"sql"},'
+             b'{"ID":4,"Name":"internal.metrics.executorRunTime","Update":5,"Value":5}')
+    assert sql_updates(items) == [(3, int(update))]
+    if -2 ** 63 <= int(update) < 2 ** 63:
+        assert sql_update_pairs(items) == array("q", [3, int(update)])
+    else:
+        with pytest.raises(OverflowError):
+            sql_update_pairs(items)

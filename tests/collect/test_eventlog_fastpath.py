@@ -232,3 +232,30 @@ def test_sql_update_pairs_convert_as_int_does(update):
     else:
         with pytest.raises(OverflowError):
             sql_update_pairs(items)
+
+
+def test_sql_updates_wherever_the_sql_items_are():
+    """The SQL metrics' updates are found before, between and after the task's own metrics,
+    and an item of another kind with a string update (before or after them) is never taken
+    for one: the same as parsing the array."""
+    from array import array
+
+    from jupyter_perf.collect.eventlog.sql import sql_update_pairs, sql_updates
+
+    def sql(i, v):
+        return (b'{"ID":%d,"Name":"rows","Update":"%d","Value":"%d","Internal":true,'
+                b'"Count Failed Values":true,"Metadata":"sql"}' % (i, v, v))
+
+    def own(i, v):
+        return b'{"ID":%d,"Name":"internal.metrics.x","Update":%d,"Value":%d}' % (i, v, v)
+
+    def other(i, v):
+        return b'{"ID":%d,"Name":"user counter","Update":"%d","Value":"%d"}' % (i, v, v)
+    for items in ([sql(1, 5), sql(2, 6), own(3, 7)], [own(3, 7), sql(1, 5), own(4, 8), sql(2, 6)],
+                  [sql(1, 5), other(9, 9)], [other(9, 9), sql(1, 5)], [other(9, 9), own(3, 7)],
+                  [], [sql(1, 5), other(9, 9), sql(2, 6), own(3, 7)]):
+        raw = b",".join(items)
+        want = [(int(x["ID"]), int(x["Update"])) for x in orjson.loads(b"[" + raw + b"]")
+                if x.get("Metadata") == "sql"]
+        assert sql_updates(raw) == want
+        assert sql_update_pairs(raw) == array("q", [n for pair in want for n in pair])

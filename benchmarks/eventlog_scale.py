@@ -3,6 +3,7 @@
     python benchmarks/eventlog_scale.py [--tasks 250000] [--dir /tmp/jp-eventlog-bench]
                                         [--template LOG] [--zstd] [--skip-dicts] [--keep]
                                         [--modes orjson,dicts,cli,history] [--sql yes|no|both]
+                                        [--repeat N]
 
 Builds an event log in Spark's own JSON format from a real Spark 3.5 log (default template:
 ``tests/collect/data/gen-snappy.snappy``, written by Spark 3.5.9): its application and
@@ -43,6 +44,7 @@ import copy
 import heapq
 import os
 import random
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -368,27 +370,38 @@ def _bench(args, sql: bool) -> None:
     print(f"log: {size / 1e6:.0f} MB, {'with' if sql else 'without'} SQL events, template "
           f"{Path(args.template).name}, python {sys.version.split()[0]}, {os.cpu_count()} cores, "
           f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}", flush=True)
-    rows = {}
     modes = [m for m in args.modes.split(",") if m and not (args.skip_dicts and m == "dicts")]
-    for mode in modes:
-        r = measure_history(log, args.tasks) if mode == "history" else measure(mode, log)
-        r["mb_per_s"] = size / 1e6 / r["seconds"]
-        rows[mode] = r
-        extra = (f"  (listed {r['listed_s']:.1f} s, then /stages {r['stages_s']:.1f} s)"
-                 if mode == "history" else
-                 f"  (process {r['process_seconds']:.1f} s; of the CPU, worker processes "
-                 f"{r['worker_cpu_seconds']:.1f} s, their peak RSS "
-                 f"{r['worker_peak_rss'] / 2**20:.0f} MiB each)")
-        print(f"  {mode:<7} {r['tasks']:>8} tasks  {r['seconds']:7.1f} s  "
-              f"{r['mb_per_s']:6.0f} MB/s  peak RSS {r['peak_rss'] / 2**20:6.0f} MiB  "
-              f"CPU {r['cpu_seconds']:.1f} s{extra}  load {r['load']}", flush=True)
-    if "history" in rows:
-        hs = rows["history"]
-        for mode, r in rows.items():
-            if mode != "history":
-                print(f"  {mode} / History Server /stages: {r['seconds'] / hs['seconds']:.2f}x "
-                      f"(whole process: {r['process_seconds'] / hs['seconds']:.2f}x; CPU time: "
-                      f"{r['cpu_seconds'] / hs['cpu_seconds']:.2f}x)", flush=True)
+    ratios: dict[str, list[float]] = {}
+    for round_ in range(args.repeat):
+        if args.repeat > 1:
+            print(f" round {round_ + 1} of {args.repeat}", flush=True)
+        rows = {}
+        for mode in modes:
+            r = measure_history(log, args.tasks) if mode == "history" else measure(mode, log)
+            r["mb_per_s"] = size / 1e6 / r["seconds"]
+            rows[mode] = r
+            extra = (f"  (listed {r['listed_s']:.1f} s, then /stages {r['stages_s']:.1f} s)"
+                     if mode == "history" else
+                     f"  (process {r['process_seconds']:.1f} s; of the CPU, worker processes "
+                     f"{r['worker_cpu_seconds']:.1f} s, their peak RSS "
+                     f"{r['worker_peak_rss'] / 2**20:.0f} MiB each)")
+            print(f"  {mode:<7} {r['tasks']:>8} tasks  {r['seconds']:7.1f} s  "
+                  f"{r['mb_per_s']:6.0f} MB/s  peak RSS {r['peak_rss'] / 2**20:6.0f} MiB  "
+                  f"CPU {r['cpu_seconds']:.1f} s{extra}  load {r['load']}", flush=True)
+        if "history" in rows:
+            hs = rows["history"]
+            for mode, r in rows.items():
+                if mode != "history":
+                    ratios.setdefault(mode, []).append(r["seconds"] / hs["seconds"])
+                    print(f"  {mode} / History Server /stages: "
+                          f"{r['seconds'] / hs['seconds']:.2f}x (whole process: "
+                          f"{r['process_seconds'] / hs['seconds']:.2f}x; CPU time: "
+                          f"{r['cpu_seconds'] / hs['cpu_seconds']:.2f}x)", flush=True)
+    for mode, rs in ratios.items():
+        if len(rs) > 1:     # a busy host moves one pair by +-0.05x: the median of the pairs
+            print(f"  {mode} / History Server /stages over {len(rs)} rounds: median "
+                  f"{statistics.median(rs):.2f}x (each: "
+                  f"{', '.join(f'{x:.2f}' for x in rs)})", flush=True)
     if args.zstd:
         import zstandard
         zlog = d / (log.name + ".zstd")
@@ -420,6 +433,9 @@ def main() -> None:
     ap.add_argument("--sql", choices=("yes", "no", "both"), default="yes",
                     help="the log with SQL events, without them, or both logs in turn")
     ap.add_argument("--keep", action="store_true", help="keep the generated logs")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="measure the modes this many times in turn (the History Server and "
+                         "the CLI side by side each round) and give the median ratio")
     args = ap.parse_args()
     for sql in {"yes": (True,), "no": (False,), "both": (True, False)}[args.sql]:
         _bench(args, sql)

@@ -172,7 +172,7 @@ def map_fields(table: str, fields: FieldMap, raw: pd.DataFrame) -> pd.DataFrame:
             out[column] = pd.to_numeric(col, errors="coerce").astype("float64") * unit
         elif table == "tasks" and column not in TASK_STRING_COLUMNS | {"speculative",
                                                                          "successful"}:
-            # (no copy here: the frame below is built from copies of its columns)
+            # (no copy here: conform copies a task table's columns once, see below)
             out[column] = pd.to_numeric(col, errors="coerce").astype("float64", copy=False)
         else:
             out[column] = col

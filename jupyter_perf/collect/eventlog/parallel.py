@@ -341,6 +341,9 @@ class Fold:
         keep = end.copy()
         k_start, starts, strings, codes = (self.k_start, self.tasks.starts, self.tasks.strings,
                                            self.tasks.start_codes)
+
+        def start_of(r: int) -> tuple:      # a running task's TaskStart: its row and strings
+            return starts[r * k_start:(r + 1) * k_start], strings[codes[r]]
         if self.resubmitted.any() and self.resubmitted[self.codes[row[end]]].any():
             for j, (t, is_end, r) in enumerate(zip(task.tolist(), end.tolist(), row.tolist())):
                 if not is_end:
@@ -349,10 +352,10 @@ class Fold:
                     keep[j] = False
                 else:
                     running.pop(t, None)
-            for t in task[~end].tolist():  # still running: its TaskStart's row and strings
+            for t in task[~end].tolist():  # still running
                 r = running.get(t)
                 if type(r) is int:
-                    running[t] = (starts[r * k_start:(r + 1) * k_start], strings[codes[r]])
+                    running[t] = start_of(r)
         else:
             # one after another, the last event of each task decides: after a TaskEnd it is
             # not running, after a TaskStart it is, with that start's row and strings
@@ -364,7 +367,7 @@ class Fold:
                 for t in held[np.isin(held, ids[~started])].tolist():
                     del running[t]
             for t, r in zip(ids[started].tolist(), row[last[started]].tolist()):
-                running[t] = (starts[r * k_start:(r + 1) * k_start], strings[codes[r]])
+                running[t] = start_of(r)
         self._add(row[keep])
         # the times seen, the stages' first launch
         seen = self.time[a:b][~end | keep]
